@@ -1,0 +1,18 @@
+// ceiling show — placeholder until its issue lands; it says so and fails.
+#include <spdlog/spdlog.h>
+
+#include "common.hpp"
+
+namespace ceiling::cli {
+
+Subcommand add_show(CLI::App& root) {
+  Subcommand s;
+  s.app = root.add_subcommand("show", "(not built yet)");
+  s.run = [] {
+    spdlog::error("'ceiling show' is not implemented in this build");
+    return 2;
+  };
+  return s;
+}
+
+}  // namespace ceiling::cli

@@ -1,0 +1,65 @@
+#include "common.hpp"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace ceiling::cli {
+namespace fs = std::filesystem;
+
+static fs::path executable_dir() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path{} : exe.parent_path();
+}
+
+fs::path hardware_dir() {
+  if (const char* env = std::getenv("CEILING_HARDWARE_DIR"); env && *env) return env;
+  const fs::path bin = executable_dir();
+  for (const fs::path& candidate :
+       {bin / ".." / "share" / "ceiling" / "hardware", bin / ".." / "hardware"}) {
+    std::error_code ec;
+    if (!bin.empty() && fs::is_directory(candidate, ec)) return fs::weakly_canonical(candidate);
+  }
+  return CEILING_SOURCE_HARDWARE_DIR;
+}
+
+std::vector<fs::path> shipped_descriptors() {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(hardware_dir(), ec))
+    if (e.path().extension() == ".yaml") out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+fs::path resolve_hardware(const std::string& name_or_path) {
+  std::error_code ec;
+  if (fs::is_regular_file(name_or_path, ec)) return name_or_path;
+  const fs::path shipped = hardware_dir() / (name_or_path + ".yaml");
+  if (fs::is_regular_file(shipped, ec)) return shipped;
+  std::string ids;
+  for (const auto& p : shipped_descriptors()) ids += (ids.empty() ? "" : ", ") + p.stem().string();
+  throw std::runtime_error("no descriptor file '" + name_or_path + "' and no shipped descriptor of that id (shipped: " +
+                           ids + ", in " + hardware_dir().string() + ")");
+}
+
+void setup_logging(int verbosity) {
+  auto logger = spdlog::stderr_color_mt("ceiling");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("%^[%l]%$ %v");
+  if (verbosity < 0)
+    spdlog::set_level(spdlog::level::warn);
+  else if (verbosity == 0)
+    spdlog::set_level(spdlog::level::info);
+  else if (verbosity == 1)
+    spdlog::set_level(spdlog::level::debug);
+  else
+    spdlog::set_level(spdlog::level::trace);
+}
+
+}  // namespace ceiling::cli

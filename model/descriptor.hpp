@@ -1,0 +1,170 @@
+// Hardware descriptor: one GPU, every number with its provenance (SPEC "Hardware descriptors").
+#pragma once
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "units.hpp"
+
+namespace ceiling {
+
+inline constexpr const char* kHardwareSchema = "ceiling/hardware/1";
+
+enum class Precision { fp64, fp32, tf32, fp16, bf16, fp8, int8, int4, int32 };
+enum class ComputeUnit { cuda_core, tensor_core };
+enum class MemoryLevelKind { dram, l2, l1, shared };
+
+std::string_view to_string(Precision);
+std::string_view to_string(ComputeUnit);
+std::string_view to_string(MemoryLevelKind);
+Precision parse_precision(std::string_view);          // throws std::invalid_argument
+ComputeUnit parse_compute_unit(std::string_view);     // "cuda_core" | "tensor_core"
+MemoryLevelKind parse_memory_level(std::string_view); // "dram" | "l2" | "l1" | "shared"
+int bytes_per_value(Precision);                       // fp64 8, fp32/tf32/int32 4, fp16/bf16 2, fp8/int8 1, int4 1 (rounded up)
+
+// A value from a datasheet or paper.
+struct SpecValue {
+  double value = 0;       // base unit of the field's dimension
+  std::string reference;  // where it comes from, e.g. "Zhang et al. GPGPU'25, Table 1"
+};
+
+// A value from one of our probes.
+struct MeasuredValue {
+  double median = 0;  // base unit of the field's dimension; this is "the" measured value
+  double min = 0;
+  double max = 0;
+  int repeats = 0;
+  double cv = 0;             // coefficient of variation of the repeats
+  std::string probe;         // registry name, e.g. "dram-bandwidth"
+  std::string date;          // ISO 8601, UTC
+  double sm_clock_hz = 0;    // SM clock measured during the probe
+  bool flagged = false;      // throttled or noisy after retries
+  std::string note;          // optional, e.g. the pattern or configuration that reached it
+};
+
+enum class SourcePreference { measured_else_spec, spec, measured };
+std::string_view to_string(SourcePreference);
+SourcePreference parse_source_preference(std::string_view);  // "measured" | "spec" | "auto"
+
+// One number of a descriptor with everything we know of where it comes from.
+struct Field {
+  Dimension dimension = Dimension::dimensionless;
+  std::optional<SpecValue> spec;
+  std::optional<MeasuredValue> measured;
+
+  bool present() const { return spec || measured; }
+  // measured_else_spec: measured median if present, else spec. Returns nullopt when the
+  // preferred source is absent (measured pref without a measurement).
+  std::optional<double> value(SourcePreference pref = SourcePreference::measured_else_spec) const;
+  // Which source value() used: "measured", "spec", or "missing".
+  std::string_view source(SourcePreference pref = SourcePreference::measured_else_spec) const;
+};
+
+struct MemoryLevel {
+  Field capacity{Dimension::bytes};
+  Field bandwidth{Dimension::bytes_per_second};       // whole device, best sustained pattern
+  Field bandwidth_per_sm{Dimension::bytes_per_cycle}; // bytes/clock/SM (L1, shared)
+  Field latency{Dimension::cycles};                   // load-to-use, one dependent chain
+  // Named access patterns, e.g. DRAM "read", "write", "copy", "scale", "triad".
+  std::map<std::string, Field> patterns;               // each Dimension::bytes_per_second
+  // Named capacity-like knees from the footprint sweep, e.g. "l2_far_half", "tlb_reach".
+  std::map<std::string, Field> extra;                  // dimension as written
+};
+
+struct TensorInstruction {
+  std::string api;          // "mma" | "wgmma"
+  std::string shape;        // "m8n8k4", "m64n256k16"
+  Precision input = Precision::fp64;       // A/B type
+  std::string input_detail;                // e.g. "e4m3" for fp8; empty otherwise
+  Precision accumulate = Precision::fp64;  // C/D type
+  bool sparse = false;
+  std::string operand_a;    // wgmma: "ss" | "rs"; mma: empty
+  std::string sass;         // SASS the PTX became, e.g. "DMMA.884", "IMAD.MOV.U32"
+  Field latency{Dimension::cycles};                     // completion latency, ILP 1, one warp(group)
+  Field throughput{Dimension::flop_per_second};         // whole device, saturated
+  Field fma_per_clock_per_sm{Dimension::dimensionless}; // saturated, per SM
+  std::optional<int> best_warps;  // smallest (warps per SM, ILP) reaching 95% of saturation
+  std::optional<int> best_ilp;
+  std::string key() const;  // "mma.m8n8k4.fp64.fp64", "wgmma.m64n256k16.fp16.fp32.ss", "+.sp"
+};
+
+struct Identity {
+  std::string name;               // "NVIDIA H200"
+  std::string uuid;               // empty for spec-only descriptors
+  int sm_count = 0;
+  std::string compute_capability; // "9.0"
+  std::string driver;
+  std::string cuda_version;
+  std::string memory_type;        // "HBM3e"
+};
+
+struct HardwareDescriptor {
+  std::string schema = kHardwareSchema;
+  std::string tool_version;
+  std::string id;                 // short name, e.g. "h200"; defaults to the file stem
+  Identity identity;
+  Field sm_clock{Dimension::hertz};      // boost clock (spec) / clock under load (measured)
+  Field memory_clock{Dimension::hertz};
+  std::map<MemoryLevelKind, MemoryLevel> memory;
+  std::map<ComputeUnit, std::map<Precision, Field>> compute;  // Dimension::flop_per_second
+  std::vector<TensorInstruction> tensor_instructions;
+  std::map<std::string, std::string> references;  // short key -> full citation
+  std::vector<std::string> notes;
+
+  // Peak compute for a unit and precision, or nullopt.
+  std::optional<double> peak(ComputeUnit, Precision,
+                             SourcePreference = SourcePreference::measured_else_spec) const;
+  // Memory bandwidth of a level, or nullopt.
+  std::optional<double> bandwidth(MemoryLevelKind,
+                                  SourcePreference = SourcePreference::measured_else_spec) const;
+
+  // Addressing by dotted path, used by calibrate to store measurements:
+  // "sm_clock", "memory.dram.bandwidth", "memory.dram.patterns.copy", "memory.l1.latency",
+  // "memory.l2.extra.far_half", "compute.cuda_core.fp64". Creates missing levels/entries.
+  // Throws std::invalid_argument for a path that names no field.
+  Field& field(std::string_view path);
+  const Field* find_field(std::string_view path) const;
+
+  // Store a measurement (replacing any earlier one); keeps the spec value.
+  void set_measured(std::string_view path, const MeasuredValue& m);
+  // Insert or replace a tensor instruction with the same key().
+  void upsert_instruction(const TensorInstruction& ti);
+};
+
+// Any problem in a descriptor file: message is "file:line:column: key: cause".
+class DescriptorError : public std::runtime_error {
+ public:
+  DescriptorError(std::string file, int line, int column, std::string key, std::string cause);
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }
+  int column() const { return column_; }
+  const std::string& key() const { return key_; }
+  const std::string& cause() const { return cause_; }
+
+ private:
+  std::string file_, key_, cause_;
+  int line_, column_;
+};
+
+// Strict load: unknown keys, wrong units/dimensions, non-positive values, missing required
+// fields (schema, identity.name, identity.sm_count, at least one memory level with bandwidth)
+// and wrong schema versions throw DescriptorError with the line (1-based) of the offending key.
+HardwareDescriptor load_descriptor(const std::filesystem::path& file);
+HardwareDescriptor parse_descriptor(const std::string& yaml_text, const std::string& name_for_errors);
+// Canonical YAML; load(save(d)) == d exactly (values written with format_exact).
+std::string to_yaml(const HardwareDescriptor& d);
+// Writes to a temporary file in the same directory, then renames: never a half-written file.
+void save_descriptor(const HardwareDescriptor& d, const std::filesystem::path& file);
+
+bool operator==(const SpecValue&, const SpecValue&);
+bool operator==(const MeasuredValue&, const MeasuredValue&);
+bool operator==(const Field&, const Field&);
+bool operator==(const MemoryLevel&, const MemoryLevel&);
+bool operator==(const TensorInstruction&, const TensorInstruction&);
+bool operator==(const Identity&, const Identity&);
+bool operator==(const HardwareDescriptor&, const HardwareDescriptor&);
+
+}  // namespace ceiling

@@ -1,0 +1,81 @@
+// Work (W, flop) and traffic (Q, bytes) of the kernels we model, declared once and used by
+// both `predict` and `validate` (STYLE habit 7). Formulas from GPGPU'25 §3.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "descriptor.hpp"
+
+namespace ceiling {
+
+struct KernelModel {
+  std::string kind;         // "scale", "gemv", "spmv-csr", "spmv", "stencil", "gemm", "custom"
+  std::string description;  // e.g. "GEMV 4096x4096 fp64"
+  Precision precision = Precision::fp64;
+  double work_flop = 0;
+  double traffic_bytes = 0;
+  double working_set_bytes = 0;  // bytes touched once; decides which memory level bounds it
+  // Fraction of tensor-core peak the tensor-core formulation can use (SCALE via B*(qI): 1/8).
+  double tensor_core_fraction = 1.0;
+  int temporal_steps = 1;                    // stencils
+  double intensity_one_step = 0;             // stencils: I for t = 1
+  double intensity() const { return work_flop / traffic_bytes; }
+};
+
+// D = bytes per value of the precision; Iidx = index bytes.
+KernelModel scale_model(double n, Precision p = Precision::fp64);                    // W=n, Q=2nD
+KernelModel gemv_model(double m, double n, Precision p = Precision::fp64);           // W=2mn, Q=(mn+m+n)D
+KernelModel spmv_csr_model(double m, double n, double nnz, int index_bytes = 4,
+                           Precision p = Precision::fp64);  // Q=(nnz+m+n)D+(nnz+m+1)Iidx
+// Generic: Q=(nnz+m+n)D + alpha_index*Iidx + beta_packed*Z (Eq. 9), alpha/beta as counts.
+KernelModel spmv_generic_model(double m, double n, double nnz, double index_count,
+                               int index_bytes, double packed_count, int packed_bytes,
+                               Precision p = Precision::fp64);
+// |S| points, dims 2 or 3, grid nx*ny(*nz), t steps: W=2|S|t per point, Q=2D per point.
+KernelModel stencil_model(int points, int dims, double nx, double ny, double nz, int steps,
+                          Precision p = Precision::fp64);
+KernelModel gemm_model(double m, double n, double k, Precision p = Precision::fp64);  // W=2mnk, Q=(mk+kn+2mn)D
+KernelModel custom_model(double work_flop, double traffic_bytes, Precision p = Precision::fp64);
+// Small YAML kernel file: {kind: custom, work: "1 GFLOP"?...}; see docs. Throws DescriptorError-like
+// errors with file:line.
+KernelModel load_kernel_file(const std::filesystem::path& file);
+
+// Everything `ceiling predict` reports for one kernel on one descriptor.
+struct PredictOptions {
+  SourcePreference source = SourcePreference::measured_else_spec;
+  std::optional<double> bandwidth_override;          // bytes/s
+  std::optional<double> peak_cuda_core_override;     // flop/s
+  std::optional<double> peak_tensor_core_override;   // flop/s
+};
+
+struct Prediction {
+  double intensity = 0;
+  double balance_cuda_core = 0;
+  double balance_tensor_core = 0;
+  bool memory_bound = true;        // against the CUDA-core balance
+  std::string memory_level;        // "dram" | "l2" | ...
+  std::string memory_level_reason;
+  double bandwidth = 0;            // bytes/s of that level
+  double peak_cuda_core = 0;       // flop/s
+  double peak_tensor_core = 0;     // flop/s, nominal
+  double tensor_core_effective_peak = 0;  // nominal * tensor_core_fraction
+  double attainable_cuda_core = 0;
+  double attainable_tensor_core = 0;
+  double t_compute_cuda_core = 0, t_compute_tensor_core = 0, t_memory = 0;
+  double t_overlapped = 0, t_unoverlapped = 0;  // CUDA core
+  double alpha = 0;                 // effective P(TC)/P(CC) for this kernel
+  double speedup_exact_unoverlapped = 0;  // Eq. 19-20
+  double speedup_kernel_bound = 0;        // Eq. 22
+  double speedup_memory_bound_limit = 0;  // Eq. 23
+  double speedup_workload_limit = 0;      // Eq. 24
+  std::optional<int> temporal_blocking_min_steps;  // stencils (Eq. 14)
+  std::optional<double> temporal_blocking_threshold;
+  std::string source;               // what was used: "measured", "spec", "mixed", "override"
+  std::vector<std::string> provenance;  // one line per number used, e.g. "dram bandwidth: spec (ref)"
+};
+
+// Throws std::runtime_error naming the missing descriptor field when a number is absent.
+Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const PredictOptions& opt = {});
+
+}  // namespace ceiling

@@ -1,0 +1,52 @@
+// Quantities with units, parsed strictly and printed with SI/IEC prefixes.
+#pragma once
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace ceiling {
+
+// What a number measures. Values are held in the base unit of their dimension:
+// bytes, bytes/s, FLOP/s (OP/s is the same dimension), Hz, cycles, seconds,
+// bytes per clock (per SM where the field says so), or a bare number.
+enum class Dimension {
+  bytes,
+  bytes_per_second,
+  flop_per_second,
+  hertz,
+  cycles,
+  seconds,
+  bytes_per_cycle,
+  dimensionless,
+};
+
+std::string_view to_string(Dimension d);
+
+// Thrown for any text that is not a valid quantity of the expected dimension.
+// The message names the field when one was given.
+class UnitError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Quantity {
+  double value = 0;  // in the base unit of `dimension`
+  Dimension dimension = Dimension::dimensionless;
+};
+
+// "4.8 TB/s", "1980 MHz", "50 MiB", "283 cycles", "9.7 TFLOP/s", "1.2 ms", "128 B/clk".
+// Decimal prefixes k M G T P (K is accepted for bytes as 1000), binary Ki Mi Gi Ti.
+// Throws UnitError on anything else (no unit, unknown unit, trailing text, nan/inf).
+Quantity parse_quantity(std::string_view text);
+
+// Parse and require a dimension; `field` names the key in error messages.
+double parse_as(std::string_view text, Dimension expected, std::string_view field = {});
+
+// Human form with a decimal prefix (bytes: binary prefix when exact, e.g. "50 MiB"),
+// `significant` significant digits: format_quantity(4.8e12, bytes_per_second) == "4.8 TB/s".
+std::string format_quantity(double value, Dimension d, int significant = 4);
+
+// Exact form: parse_as(format_exact(v, d), d) == v bit for bit. Used by the YAML writer.
+std::string format_exact(double value, Dimension d);
+
+}  // namespace ceiling

@@ -1,0 +1,70 @@
+// One registry for every probe (STYLE habit 1, nvbench NVBENCH_BENCH): name, axes, what it
+// measures, which descriptor fields it fills, minimum compute capability, skip-with-reason.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../model/descriptor.hpp"
+
+namespace ceiling::probes {
+
+struct ProbeContext {
+  int device = 0;
+  bool quick = false;  // smaller sweeps, fewer repeats: calibrate --quick
+  int sm_count = 0;
+  int cc_major = 0, cc_minor = 0;
+  long long l2_bytes = 0;
+  // Progress for long probes: fraction in [0,1] and a short label; may be empty.
+  std::function<void(double, const std::string&)> progress;
+};
+
+// A measurement destined for a descriptor field, addressed as in HardwareDescriptor::field().
+struct FieldMeasurement {
+  std::string path;
+  MeasuredValue value;
+};
+
+struct ProbeOutput {
+  std::vector<FieldMeasurement> fields;
+  std::vector<TensorInstruction> instructions;
+  // Curves and sweeps behind the numbers (latency vs footprint, ILP x warps grid, ...),
+  // stored next to the descriptor and read by reports. Free-form but stable per probe.
+  nlohmann::json details = nlohmann::json::object();
+  std::optional<std::string> skipped;  // reason, when the probe could not run here
+};
+
+struct ProbeInfo {
+  std::string name;         // "pchase-latency", "dram-bandwidth", "mma", ...
+  std::string group;        // "memory" | "compute"
+  std::string description;  // one line: what it measures
+  std::map<std::string, std::vector<std::string>> axes;  // parameter axes, for --list
+  std::vector<std::string> fills;  // descriptor paths it fills ("memory.dram.bandwidth", ...)
+  int min_cc = 80;          // 10*major + minor
+  bool in_quick = true;     // part of calibrate --quick
+  std::function<ProbeOutput(const ProbeContext&)> run;
+};
+
+class Registry {
+ public:
+  void add(ProbeInfo info);
+  const std::vector<ProbeInfo>& all() const { return probes_; }
+  const ProbeInfo* find(const std::string& name) const;
+
+ private:
+  std::vector<ProbeInfo> probes_;
+};
+
+Registry& registry();
+
+// Registration from any translation unit: static ceiling::probes::Registrar r{ProbeInfo{...}};
+// (the probe libraries are linked as OBJECT libraries so static registrars are kept).
+struct Registrar {
+  explicit Registrar(ProbeInfo info) { registry().add(std::move(info)); }
+};
+
+}  // namespace ceiling::probes

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages ceiling builds against, only those that are missing.
+set -euo pipefail
+packages=(cmake ninja-build g++ libeigen3-dev libyaml-cpp-dev libspdlog-dev doctest-dev
+          libcli11-dev nlohmann-json3-dev gnuplot-nox)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all packages present" >&2
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
