@@ -24,6 +24,37 @@ Subcommand add_validate(CLI::App& root);
 Subcommand add_report(CLI::App& root);
 Subcommand add_run(CLI::App& root);
 
+// In-process entry points, so `ceiling run` chains calibrate -> validate -> report without
+// re-parsing arguments. Each cmd_<name>.cpp owns its options struct's meaning.
+struct CalibrateOptions {
+  int device = 0;
+  std::string out;                  // descriptor to write/merge (default: hardware id of the GPU)
+  std::string base;                 // descriptor to start from (spec values), optional
+  std::vector<std::string> probes;  // empty = all
+  bool quick = false;
+  bool json = false;
+};
+int run_calibrate(const CalibrateOptions& opt);
+
+struct ValidateOptions {
+  std::string hw;                    // descriptor path or shipped id
+  std::vector<std::string> kernels;  // empty = all
+  std::vector<std::string> sizes;    // empty = default sweep
+  std::string out;                   // results JSON
+  int device = 0;
+  bool quick = false;
+  bool json = false;
+};
+int run_validate(const ValidateOptions& opt);
+
+struct ReportOptions {
+  std::vector<std::string> hw;       // descriptor paths or shipped ids; empty = all shipped
+  std::vector<std::string> results;  // validation results JSON files
+  std::string out;                   // output directory
+  bool json = false;
+};
+int run_report(const ReportOptions& opt);
+
 // Where the shipped descriptors live: $CEILING_HARDWARE_DIR, then <binary>/../share/ceiling/hardware,
 // <binary>/../hardware (bundle), then the source tree's hardware/.
 std::filesystem::path hardware_dir();
