@@ -15,10 +15,21 @@
 namespace ceiling {
 namespace {
 
+// 4096 stays 4096; 1e9 reads "1e9", not "1e+09".
 std::string num(double v) {
   std::ostringstream os;
+  if (v == std::floor(v) && std::fabs(v) < 1e7) {
+    os << static_cast<long long>(v);
+    return os.str();
+  }
   os << v;
-  return os.str();
+  std::string s = os.str();
+  if (const auto e = s.find("e+"); e != std::string::npos) {
+    size_t digits = e + 2;
+    while (digits + 1 < s.size() && s[digits] == '0') ++digits;
+    s = s.substr(0, e + 1) + s.substr(digits);
+  }
+  return s;
 }
 
 void require_size(double v, const char* what) {
@@ -435,7 +446,7 @@ Taken take(const Field* f, const std::string& path, Dimension d, SourcePreferenc
   const std::optional<double> v = f->value(pref);
   if (!v)
     throw std::runtime_error(path + " has no " + std::string(to_string(pref)) + " value in " + descriptor_name(hw) +
-                             " (it has " + (f->spec ? "a spec value" : "no spec value") + ")");
+                             (f->spec ? " (a spec value exists: use source spec or auto)" : ""));
   const std::string source(f->source(pref));
   provenance.push_back(path + " = " + format_quantity(*v, d) + ": " + describe(*f, source));
   return {*v, source};
