@@ -323,3 +323,36 @@ TEST_CASE("descriptor: a minimal descriptor with only the required keys loads") 
   CHECK(*d.bandwidth(MemoryLevelKind::dram) == 1e12);
   CHECK(d.find_field("memory.dram.bandwidth")->source() == "spec");
 }
+
+TEST_CASE("descriptor: shipped descriptors carry the papers' and datasheets' figures") {
+  const auto spec = SourcePreference::spec;
+  const HardwareDescriptor gh = load_descriptor(kHardware / "gh200.yaml");  // GPGPU'25 Table 1
+  CHECK(*gh.bandwidth(MemoryLevelKind::dram, spec) == 4.00e12);
+  CHECK(*gh.peak(ComputeUnit::cuda_core, Precision::fp64, spec) == 34.0e12);
+  CHECK(*gh.peak(ComputeUnit::tensor_core, Precision::fp64, spec) == 67.0e12);
+  CHECK(gh.find_field("memory.l2.capacity")->spec->value == 50.0 * 1048576);
+  CHECK(gh.identity.cuda_version == "12.6");
+  const HardwareDescriptor a = load_descriptor(kHardware / "a100-80gb.yaml");
+  CHECK(*a.bandwidth(MemoryLevelKind::dram, spec) == 1.94e12);
+  CHECK(*a.peak(ComputeUnit::cuda_core, Precision::fp64, spec) == 9.7e12);
+  CHECK(*a.peak(ComputeUnit::tensor_core, Precision::fp64, spec) == 19.5e12);
+  CHECK(a.find_field("memory.l2.capacity")->spec->value == 40.0 * 1048576);
+  CHECK(a.identity.cuda_version == "12.1");
+  const HardwareDescriptor h800 = load_descriptor(kHardware / "h800-pcie.yaml");  // Hopper paper
+  CHECK(h800.identity.sm_count == 114);
+  CHECK(*h800.sm_clock.value(spec) == 1755e6);
+  CHECK(*h800.bandwidth(MemoryLevelKind::dram, spec) == 2039e9);
+  CHECK(h800.find_field("memory.l2.latency")->spec->value == 263.0);
+  CHECK(h800.find_field("memory.dram.latency")->spec->value == 478.8);
+  CHECK(h800.find_field("memory.shared.bandwidth_per_sm")->spec->value == 127.9);
+  CHECK(h800.tensor_instructions.size() == 28);
+  const HardwareDescriptor h100 = load_descriptor(kHardware / "h100-sxm.yaml");
+  CHECK(*h100.bandwidth(MemoryLevelKind::dram, spec) == 3.35e12);
+  CHECK(*h100.peak(ComputeUnit::tensor_core, Precision::fp16, spec) == 989.4e12);
+  CHECK(*h100.peak(ComputeUnit::tensor_core, Precision::int8, spec) == 1979e12);
+  const HardwareDescriptor h200 = load_descriptor(kHardware / "h200.yaml");
+  CHECK(*h200.bandwidth(MemoryLevelKind::dram, spec) == 4.8e12);
+  CHECK(h200.find_field("memory.dram.capacity")->spec->value == 141e9);
+  CHECK(*h200.peak(ComputeUnit::tensor_core, Precision::fp64, spec) == 67e12);
+  CHECK_FALSE(h200.sm_clock.present());  // not in the datasheet: missing, not invented
+}
