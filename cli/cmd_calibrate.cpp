@@ -250,6 +250,12 @@ int run_calibrate(const CalibrateOptions& opt) {
           skipped = po.skipped;
         } else {
           for (const auto& fm : po.fields) {
+            // Extras are bytes by default; a named latency or bandwidth extra says otherwise.
+            if (fm.path.find(".extra.") != std::string::npos) {
+              Field& f = d.field(fm.path);
+              if (fm.path.ends_with("_latency")) f.dimension = Dimension::cycles;
+              if (fm.path.ends_with("_bandwidth")) f.dimension = Dimension::bytes_per_second;
+            }
             d.set_measured(fm.path, fm.value);
             sum["fields"].push_back({{"path", fm.path}, {"median", fm.value.median}, {"cv", fm.value.cv},
                                      {"flagged", fm.value.flagged}});

@@ -87,19 +87,39 @@ std::vector<SweepPoint> sweep(const ProbeContext& ctx, mem::PointerChase& chase,
   return pts;
 }
 
-std::vector<Knee> knees_of(const std::vector<SweepPoint>& pts) {
+std::vector<Knee> knees_of(const std::vector<SweepPoint>& pts, double min_rise = 0.15, double flat_rise = 0.08) {
   std::vector<double> f, y;
   for (const auto& p : pts) {
     f.push_back(static_cast<double>(p.footprint));
     y.push_back(p.cycles);
   }
-  return find_knees(f, y, 10);
+  return find_knees(f, y, 10, min_rise, flat_rise);
 }
 
-MeasuredValue capacity_value(const Knee& k, const std::string& what, double clock) {
-  const double v[1] = {k.footprint};
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%s: last point of the %.0f-cycle plateau (segmented least squares); next level %.0f cycles",
+// The fit places a knee on the coarse grid; 7 evenly spaced chases between the knee and the next
+// point find the last footprint still on the plateau (within `tol` of its level).
+std::size_t refine_knee(mem::PointerChase& chase, mem::ChaseSpec spec, const Knee& k, std::size_t next_footprint,
+                        bool full_laps, long long min_steps, std::vector<SweepPoint>& extra, double tol) {
+  std::size_t best = static_cast<std::size_t>(k.footprint);
+  const double lo = k.footprint, hi = static_cast<double>(next_footprint);
+  for (int j = 1; j < 8; ++j) {
+    spec.footprint_bytes = round_down(lo + (hi - lo) * j / 8.0, spec.stride_bytes);
+    const long long n = static_cast<long long>(spec.footprint_bytes / spec.stride_bytes);
+    spec.steps = full_laps ? std::max<long long>(n, (min_steps + n - 1) / n * n) : min_steps;
+    const auto s = chase.run(spec);
+    extra.push_back({spec.footprint_bytes, s.cycles_per_load, s.sm_clock_hz});
+    if (s.cycles_per_load > k.level_before * (1 + tol)) break;
+    best = spec.footprint_bytes;
+  }
+  return best;
+}
+
+MeasuredValue capacity_bytes(double bytes, const Knee& k, const std::string& what, double clock) {
+  const double v[1] = {bytes};
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "%s: last footprint on the %.0f-cycle plateau (segmented least squares, refined between sweep points); "
+                "next level %.0f cycles",
                 what.c_str(), k.level_before, k.level_after);
   return measured_from_samples(v, "pchase-latency", clock, false, buf);
 }
@@ -135,7 +155,11 @@ ProbeOutput run_pchase(const ProbeContext& ctx) {
                                              " MiB ring, 128 B apart, first touch of every element")});
   report(ctx, 0.15, "latencies done");
 
-  auto add_sweep = [&](const std::vector<SweepPoint>& pts, const std::string& mode, std::size_t stride) {
+  // Coarse and refined points of one mode, in footprint order.
+  auto add_sweep = [&](std::vector<SweepPoint> pts, const std::vector<SweepPoint>& fine, const std::string& mode,
+                       std::size_t stride) {
+    pts.insert(pts.end(), fine.begin(), fine.end());
+    std::stable_sort(pts.begin(), pts.end(), [](const SweepPoint& a, const SweepPoint& b) { return a.footprint < b.footprint; });
     for (const auto& p : pts)
       sweep_json.push_back({{"mode", mode},
                             {"footprint_bytes", p.footprint},
@@ -145,20 +169,38 @@ ProbeOutput run_pchase(const ProbeContext& ctx) {
   };
 
   // L1: ld.ca sweep, 4 KiB .. 2 MiB, full laps.
-  const auto ca = sweep(ctx, chase, mem::ChaseMode::ca, footprints(4 * KiB, 2 * MiB, ppo, 32), 32, 4096, true, 0.15, 0.3);
-  add_sweep(ca, "ca", 32);
+  const auto ca_fps = footprints(4 * KiB, 2 * MiB, ppo, 32);
+  const auto ca = sweep(ctx, chase, mem::ChaseMode::ca, ca_fps, 32, 4096, true, 0.15, 0.3);
+  std::vector<SweepPoint> ca_fine;
   const auto ca_knees = knees_of(ca);
-  if (!ca_knees.empty()) {
-    out.fields.push_back({"memory.l1.capacity", capacity_value(ca_knees.front(), "ld.ca sweep", clock)});
-    knees_json.push_back({{"name", "l1"}, {"bytes", ca_knees.front().footprint}});
+  if (!ca_knees.empty() && ca_knees.front().index + 1 < ca.size()) {
+    const Knee& k = ca_knees.front();
+    mem::ChaseSpec spec{mem::ChaseMode::ca, 0, 32, 0};
+    const std::size_t cap = refine_knee(chase, spec, k, ca[k.index + 1].footprint, true, 4096, ca_fine, 0.075);
+    out.fields.push_back({"memory.l1.capacity", capacity_bytes(static_cast<double>(cap), k, "ld.ca sweep", clock)});
+    knees_json.push_back({{"name", "l1"}, {"bytes", cap}});
   } else {
     spdlog::warn("pchase-latency: no L1 knee in the ld.ca sweep");
   }
+  add_sweep(ca, ca_fine, "ca", 32);
 
-  // L2 and its far half: ld.cg sweep, 4 KiB .. >= 4x L2, warm L2, random new elements.
-  const auto cg = sweep(ctx, chase, mem::ChaseMode::cg, footprints(4 * KiB, static_cast<double>(top), ppo, 32), 32,
-                        quick ? 4096 : 16384, false, 0.3, 0.7);
-  add_sweep(cg, "cg", 32);
+  // L2 and its far half: ld.cg sweep, 4 KiB .. >= 4x L2; the chasing SM warms the ring, then
+  // follows it to new elements (hits while the ring fits the L2 as this SM sees it).
+  const auto cg_fps = footprints(4 * KiB, static_cast<double>(top), ppo, 32);
+  const long long cg_steps = quick ? 4096 : 16384;
+  const auto cg = sweep(ctx, chase, mem::ChaseMode::cg, cg_fps, 32, cg_steps, false, 0.3, 0.55);
+  // The same with the ring read by every SM first (data shared by the whole GPU).
+  std::vector<SweepPoint> cg_all;
+  if (!quick) {
+    for (std::size_t i = 0; i < cg_fps.size(); i += 2) {
+      mem::ChaseSpec spec{mem::ChaseMode::cg, cg_fps[i], 32, cg_steps};
+      spec.warm = mem::WarmScope::all_sms;
+      const auto s = chase.run(spec);
+      cg_all.push_back({cg_fps[i], s.cycles_per_load, s.sm_clock_hz});
+    }
+    report(ctx, 0.65, "cg sweep (all SMs warm)");
+  }
+  std::vector<SweepPoint> cg_fine;
   const auto cg_knees = knees_of(cg);
   // The L2 knee is the one with the largest step (to DRAM); a knee before it, at >= 1/4 of its
   // footprint, is the far half of a partitioned L2.
@@ -167,15 +209,19 @@ ProbeOutput run_pchase(const ProbeContext& ctx) {
     if (l2_idx < 0 || cg_knees[i].level_after - cg_knees[i].level_before >
                           cg_knees[l2_idx].level_after - cg_knees[l2_idx].level_before)
       l2_idx = static_cast<int>(i);
-  if (l2_idx >= 0) {
+  if (l2_idx >= 0 && cg_knees[l2_idx].index + 1 < cg.size()) {
     const Knee& k = cg_knees[l2_idx];
-    out.fields.push_back({"memory.l2.capacity", capacity_value(k, "ld.cg sweep", clock)});
-    knees_json.push_back({{"name", "l2"}, {"bytes", k.footprint}});
+    mem::ChaseSpec spec{mem::ChaseMode::cg, 0, 32, cg_steps};
+    const std::size_t cap = refine_knee(chase, spec, k, cg[k.index + 1].footprint, false, cg_steps, cg_fine, 0.075);
+    out.fields.push_back({"memory.l2.capacity", capacity_bytes(static_cast<double>(cap), k, "ld.cg sweep", clock)});
+    knees_json.push_back({{"name", "l2"}, {"bytes", cap}});
     for (int i = l2_idx - 1; i >= 0; --i) {
       const Knee& f = cg_knees[i];
       if (f.footprint < k.footprint / 4) break;
-      out.fields.push_back({"memory.l2.extra.far_half_capacity", capacity_value(f, "near half of the L2, ld.cg sweep", clock)});
-      knees_json.push_back({{"name", "l2_far_half"}, {"bytes", f.footprint}});
+      const std::size_t fcap = refine_knee(chase, spec, f, cg[f.index + 1].footprint, false, cg_steps, cg_fine, 0.075);
+      out.fields.push_back({"memory.l2.extra.far_half_capacity",
+                            capacity_bytes(static_cast<double>(fcap), f, "near half of the L2, ld.cg sweep", clock)});
+      knees_json.push_back({{"name", "l2_far_half"}, {"bytes", fcap}});
       // Far-half latency: a chase in the middle of the far plateau, repeated.
       const std::size_t mid = (f.index + 1 + k.index) / 2;
       mem::ChaseSpec far{mem::ChaseMode::cg, cg[mid].footprint, 32, quick ? 8192 : 32768};
@@ -188,6 +234,8 @@ ProbeOutput run_pchase(const ProbeContext& ctx) {
   } else {
     spdlog::warn("pchase-latency: no L2 knee in the ld.cg sweep");
   }
+  add_sweep(cg, cg_fine, "cg", 32);
+  add_sweep(cg_all, {}, "cg_all_sms", 32);
   report(ctx, 0.7, "TLB sweep");
 
   // TLB: one element per 2 MiB page, footprints up to a quarter of free memory (<= 64 GiB).
@@ -200,10 +248,11 @@ ProbeOutput run_pchase(const ProbeContext& ctx) {
       const auto fps = footprints(8 * MiB, tlb_top, quick ? 1 : 2, page);
       mem::PointerChase big(fps.back() + page);
       const auto tlb = sweep(ctx, big, mem::ChaseMode::tlb, fps, page, 4096, true, 0.7, 1.0);
-      add_sweep(tlb, "tlb", page);
-      const auto tk = knees_of(tlb);
+      add_sweep(tlb, {}, "tlb", page);
+      // TLB misses that hit the next TLB level cost tens of cycles on an L2 hit: a smaller rise.
+      const auto tk = knees_of(tlb, 0.04, 0.02);
       if (!tk.empty()) {
-        MeasuredValue m = capacity_value(tk.front(), "2 MiB page-stride ld.cg sweep", clock);
+        MeasuredValue m = capacity_bytes(tk.front().footprint, tk.front(), "2 MiB page-stride ld.cg sweep", clock);
         out.fields.push_back({"memory.dram.extra.tlb_reach", m});
         knees_json.push_back({{"name", "tlb"}, {"bytes", tk.front().footprint}});
         for (std::size_t i = 1; i < tk.size(); ++i)

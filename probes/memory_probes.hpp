@@ -15,6 +15,10 @@ namespace ceiling::probes::mem {
 enum class ChaseMode { ca, cg, shared, tlb };  // tlb: ld.cg, one element per `stride` (a page)
 std::string to_string(ChaseMode);
 
+// Who brings a cg ring into the L2 before the chase: the chasing SM (every thread of its block
+// reads each element once) or all SMs (a grid-wide read; data shared by every SM).
+enum class WarmScope { this_sm, all_sms };
+
 struct ChaseSpec {
   ChaseMode mode = ChaseMode::cg;
   std::size_t footprint_bytes = 1 << 20;  // elements = footprint / stride
@@ -23,6 +27,7 @@ struct ChaseSpec {
   long long warm_steps = -1;              // -1: one full lap (ca, shared, tlb) or a grid-wide read (cg)
   bool cold = false;                      // flush L2 first, no warm-up (DRAM latency)
   std::uint32_t seed = 1;
+  WarmScope warm = WarmScope::this_sm;    // cg only
 };
 
 struct ChaseSample {
@@ -55,6 +60,9 @@ struct LaunchConfig {
   int blocks_per_sm = 1;
   int threads = 256;
   int unroll = 1;  // independent 16-byte accesses per thread in flight: 1, 2, 4 or 8
+  // Stream kernels: 0 = ld/st .cs (evict-first), 1 = ld.nc with an L2 256-byte prefetch hint and
+  // plain stores, 2 = plain ld.nc / st.
+  int flavor = 0;
   std::string str() const;
 };
 

@@ -116,10 +116,20 @@ __device__ __forceinline__ std::uint64_t chase_load(std::uint64_t p) {
   return q;
 }
 
-// out: [0] cycles, [1] nanoseconds, [2] final pointer.
+// out: [0] cycles, [1] nanoseconds, [2] final pointer. With block_warm, every thread of the block
+// first reads each element once (ld.cg), so the ring sits in the L2 as this SM sees it.
 template <int Mode>
-__global__ void chase_global(std::uint64_t start, long long warm, long long steps, long long* out) {
+__global__ void chase_global(const unsigned char* base, std::uint32_t n, std::uint64_t stride, bool page_mode,
+                             bool block_warm, std::uint64_t start, long long warm, long long steps, long long* out) {
   __shared__ std::uint64_t hold;
+  if (block_warm) {
+    unsigned long long acc = 0;
+    for (std::uint32_t i = threadIdx.x; i < n; i += blockDim.x)
+      acc += __ldcg(reinterpret_cast<const unsigned long long*>(base + element_offset(i, stride, page_mode)));
+    if (acc == 0x5eed5eed5eedULL) out[3] = static_cast<long long>(acc);
+    __syncthreads();
+  }
+  if (threadIdx.x != 0) return;
   std::uint64_t p = start;
   for (long long i = 0; i < warm; ++i) p = chase_load<Mode>(p);
   // A volatile shared store waits for the last load's value, so the clock starts after it.
@@ -186,7 +196,7 @@ std::uint32_t ring_element(std::uint64_t k, std::uint32_t n, std::uint32_t seed)
   return ring_at(static_cast<std::uint32_t>(k % n), n, half_bits_for(n), seed);
 }
 
-PointerChase::PointerChase(std::size_t capacity_bytes) : buffer_(capacity_bytes), out_(4) {}
+PointerChase::PointerChase(std::size_t capacity_bytes) : buffer_(capacity_bytes), out_(5) {}
 
 ChaseSample PointerChase::run(const ChaseSpec& spec) {
   if (spec.stride_bytes < 32 && spec.mode != ChaseMode::shared)
@@ -224,18 +234,22 @@ ChaseSample PointerChase::run(const ChaseSpec& spec) {
     const int sms = sm_count_of_current_device();
     build_ring<<<4 * sms, 256>>>(base, n, spec.stride_bytes, page_mode, spec.seed);
     CUDA_CHECK_LAUNCH();
-    auto* sink = reinterpret_cast<unsigned long long*>(out_.data() + 3);
+    auto* sink = reinterpret_cast<unsigned long long*>(out_.data() + 4);
     long long warm = spec.warm_steps;
+    bool block_warm = false;
     if (spec.cold) {
       warm = 0;
       gpu::flush_l2();
       touch_pages<<<sms, 256>>>(base, last, sink);
       CUDA_CHECK_LAUNCH();
     } else if (warm < 0) {
-      if (spec.mode == ChaseMode::cg) {
+      if (spec.mode == ChaseMode::cg && spec.warm == WarmScope::all_sms) {
         warm = 0;
         warm_elements<<<4 * sms, 256>>>(base, n, spec.stride_bytes, page_mode, sink);
         CUDA_CHECK_LAUNCH();
+      } else if (spec.mode == ChaseMode::cg) {
+        warm = 0;
+        block_warm = true;
       } else {
         warm = n;  // ca: the chasing thread's own lap fills its SM's L1; tlb: fills the TLB
       }
@@ -244,10 +258,11 @@ ChaseSample PointerChase::run(const ChaseSpec& spec) {
     const std::uint64_t start = reinterpret_cast<std::uint64_t>(base + element_offset(ring_at(0, n, h, spec.seed), spec.stride_bytes, page_mode));
     // Largest L1 carveout: the ca sweep measures the L1 a kernel without shared memory gets.
     CUDA_CHECK(cudaFuncSetAttribute(chase_global<0>, cudaFuncAttributePreferredSharedMemoryCarveout, 0));
+    const int threads = block_warm ? 1024 : 1;
     if (spec.mode == ChaseMode::ca)
-      chase_global<0><<<1, 1>>>(start, warm, steps, out_.data());
+      chase_global<0><<<1, threads>>>(base, n, spec.stride_bytes, page_mode, block_warm, start, warm, steps, out_.data());
     else
-      chase_global<1><<<1, 1>>>(start, warm, steps, out_.data());
+      chase_global<1><<<1, threads>>>(base, n, spec.stride_bytes, page_mode, block_warm, start, warm, steps, out_.data());
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaMemcpy(host, out_.data(), sizeof host, cudaMemcpyDeviceToHost));
     const std::uint32_t e = ring_element(static_cast<std::uint64_t>(warm + steps), n, spec.seed);
