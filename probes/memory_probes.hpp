@@ -78,7 +78,8 @@ struct BandwidthResult {
 BandwidthResult stream_bandwidth(StreamPattern p, std::size_t elements, const std::vector<LaunchConfig>& candidates,
                                  const gpu::TimingOptions& opt, int search_repeats = 5);
 
-// All SMs re-reading a buffer of `buffer_bytes` with ld.cg, `passes` times per launch.
+// All SMs re-reading a buffer of `buffer_bytes` with ld.cg, `passes` times per launch; each block
+// re-reads its own slice (so each line lives in the L2 partition next to the SM reading it).
 BandwidthResult l2_bandwidth(std::size_t buffer_bytes, int passes, const std::vector<LaunchConfig>& candidates,
                              const gpu::TimingOptions& opt, int search_repeats = 5);
 

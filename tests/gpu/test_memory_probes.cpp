@@ -69,13 +69,14 @@ TEST_CASE("stream patterns verify and report a positive bandwidth") {
   gpu::TimingOptions opt;
   opt.warmup = 1;
   opt.repeats = 3;
-  const std::vector<mem::LaunchConfig> cands{{1, 256, 1}, {2, 256, 4}};
+  // Persistent grids and a grid over the array (blocks_per_sm 0), each load flavor once.
+  const std::vector<mem::LaunchConfig> cands{{1, 256, 1, 0}, {2, 256, 4, 1}, {0, 128, 2, 2}};
   for (auto p : {mem::StreamPattern::read, mem::StreamPattern::write, mem::StreamPattern::copy, mem::StreamPattern::scale,
                  mem::StreamPattern::triad}) {
     CAPTURE(mem::to_string(p));
     // An odd element count exercises the tail loop.
     const auto r = mem::stream_bandwidth(p, (1 << 20) + 13, cands, opt, 2);
-    CHECK(r.tried.size() == 2);
+    CHECK(r.tried.size() == 3);
     CHECK(r.bytes_per_run == doctest::Approx(16.0 * ((1 << 20) + 13) * mem::arrays_touched(p)));
     CHECK(r.timing.summary.median > 0);
   }
