@@ -42,6 +42,12 @@ std::string LaunchConfig::str() const {
          std::to_string(unroll) + ", " + (flavor >= 0 && flavor < 3 ? flavors[flavor] : "?");
 }
 
+std::string LaunchConfig::l2_str() const {
+  return std::to_string(blocks_per_sm) + " blocks/SM x " + std::to_string(threads) + " threads x unroll " +
+         std::to_string(unroll) + ", " + (flavor == 0 ? "ld.cg" : "ld.nc.L1::no_allocate") + ", " +
+         (layout == 0 ? "a slice per block" : "all blocks over the whole buffer");
+}
+
 std::vector<LaunchConfig> default_stream_candidates(bool quick) {
   std::vector<LaunchConfig> c;
   if (quick) {
@@ -267,23 +273,39 @@ __global__ void init_words(uint4* w, std::size_t n) {
     w[i] = make_uint4(l2_word(4 * i), l2_word(4 * i + 1), l2_word(4 * i + 2), l2_word(4 * i + 3));
 }
 
-// Each block re-reads its own contiguous slice of the buffer: the lines stay in the L2 partition
-// next to its SM, so the whole L2 (both partitions) holds the buffer.
-template <int U>
+template <int F>
+__device__ __forceinline__ uint4 l2_load(const uint4* p) {
+  if constexpr (F == 0) {
+    return __ldcg(p);
+  } else {
+    uint4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+  }
+}
+
+// Layout 0: each block re-reads its own contiguous slice (lines stay in the L2 partition next
+// to its SM, so the whole L2 holds the buffer). Layout 1: every block strides over the whole
+// buffer (each line read by all SMs).
+template <int U, int F, int L>
 __global__ void l2_kernel(const uint4* __restrict__ w, std::size_t n, int passes, unsigned long long* sum) {
-  const std::size_t lo = n * blockIdx.x / gridDim.x, hi = n * (blockIdx.x + 1) / gridDim.x;
+  const std::size_t lo = L == 0 ? n * blockIdx.x / gridDim.x : blockIdx.x * static_cast<std::size_t>(blockDim.x);
+  const std::size_t hi = L == 0 ? n * (blockIdx.x + 1) / gridDim.x : n;
+  const std::size_t step = L == 0 ? blockDim.x : static_cast<std::size_t>(gridDim.x) * blockDim.x;
   unsigned long long acc = 0;
   for (int pass = 0; pass < passes; ++pass) {
     std::size_t j = lo + threadIdx.x;
-    for (; j + (U - 1) * blockDim.x < hi; j += U * blockDim.x) {
+    for (; j + (U - 1) * step < hi; j += U * step) {
       uint4 v[U];
 #pragma unroll
-      for (int u = 0; u < U; ++u) v[u] = __ldcg(w + j + u * blockDim.x);
+      for (int u = 0; u < U; ++u) v[u] = l2_load<F>(w + j + u * step);
 #pragma unroll
       for (int u = 0; u < U; ++u) acc += static_cast<unsigned long long>(v[u].x) + v[u].y + v[u].z + v[u].w;
     }
-    for (; j < hi; j += blockDim.x) {
-      const uint4 v = __ldcg(w + j);
+    for (; j < hi; j += step) {
+      const uint4 v = l2_load<F>(w + j);
       acc += static_cast<unsigned long long>(v.x) + v.y + v.z + v.w;
     }
   }
@@ -292,14 +314,21 @@ __global__ void l2_kernel(const uint4* __restrict__ w, std::size_t n, int passes
 }
 
 using L2Fn = void (*)(const uint4*, std::size_t, int, unsigned long long*);
-L2Fn l2_fn(int unroll) {
+template <int F, int L>
+L2Fn l2_fn_u(int unroll) {
   switch (unroll) {
-    case 1: return l2_kernel<1>;
-    case 2: return l2_kernel<2>;
-    case 4: return l2_kernel<4>;
-    case 8: return l2_kernel<8>;
+    case 1: return l2_kernel<1, F, L>;
+    case 2: return l2_kernel<2, F, L>;
+    case 4: return l2_kernel<4, F, L>;
+    case 8: return l2_kernel<8, F, L>;
   }
   throw std::invalid_argument("l2: unroll must be 1, 2, 4 or 8");
+}
+L2Fn l2_fn(const LaunchConfig& c) {
+  if (c.flavor < 0 || c.flavor > 1 || c.layout < 0 || c.layout > 1)
+    throw std::invalid_argument("l2: flavor and layout must be 0 or 1");
+  if (c.layout == 0) return c.flavor == 0 ? l2_fn_u<0, 0>(c.unroll) : l2_fn_u<1, 0>(c.unroll);
+  return c.flavor == 0 ? l2_fn_u<0, 1>(c.unroll) : l2_fn_u<1, 1>(c.unroll);
 }
 
 // ---- per-SM L1 / shared: one 1024-thread block per SM, 16-byte loads, clock64 per block ----
@@ -493,10 +522,10 @@ BandwidthResult l2_bandwidth(std::size_t buffer_bytes, int passes, const std::ve
   long long launches = 0;
   bool counting = false;
   auto launch = [&](const LaunchConfig& cfg, cudaStream_t s) {
-    l2_fn(cfg.unroll)<<<cfg.blocks_per_sm * sms, cfg.threads, 0, s>>>(w.data(), n, passes, sum.data());
+    l2_fn(cfg)<<<cfg.blocks_per_sm * sms, cfg.threads, 0, s>>>(w.data(), n, passes, sum.data());
     if (counting) ++launches;
   };
-  auto fit = [&](const LaunchConfig& cfg) { return fit_blocks(l2_fn(cfg.unroll), cfg.threads, cfg.blocks_per_sm); };
+  auto fit = [&](const LaunchConfig& cfg) { return fit_blocks(l2_fn(cfg), cfg.threads, cfg.blocks_per_sm); };
   auto before_final = [&] {
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemset(sum.data(), 0, sizeof(unsigned long long)));

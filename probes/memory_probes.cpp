@@ -299,10 +299,15 @@ ProbeOutput run_l2(const ProbeContext& ctx) {
   gpu::TimingOptions opt;
   opt.warmup = 2;
   opt.repeats = ctx.quick ? 10 : 20;
-  std::vector<mem::LaunchConfig> cands;
-  for (int u : ctx.quick ? std::vector<int>{2, 4} : std::vector<int>{2, 4, 8})
-    for (int t : ctx.quick ? std::vector<int>{256, 512} : std::vector<int>{256, 512, 1024})
-      for (int bps : {1024 / t, 2048 / t}) cands.push_back({std::max(1, bps), t, u});
+  std::vector<mem::LaunchConfig> cands, slice_cands;
+  for (int layout : {0, 1})
+    for (int f : {0, 1})
+      for (int u : ctx.quick ? std::vector<int>{4} : std::vector<int>{2, 4, 8})
+        for (int t : ctx.quick ? std::vector<int>{512} : std::vector<int>{256, 512, 1024})
+          for (int bps : {1024 / t, 2048 / t}) {
+            cands.push_back({std::max(1, bps), t, u, f, layout});
+            if (layout == 0) slice_cands.push_back(cands.back());
+          }
   json runs = json::array();
   MeasuredValue best;
   mem::LaunchConfig best_cfg;
@@ -313,12 +318,19 @@ ProbeOutput run_l2(const ProbeContext& ctx) {
     const int passes = std::max(2, static_cast<int>(2 * GiB / static_cast<double>(buf)));
     report(ctx, 0.5 * i / fractions.size(), "l2 " + std::to_string(buf >> 20) + " MiB");
     const auto r = mem::l2_bandwidth(buf, passes, cands, opt, ctx.quick ? 3 : 5);
-    const std::string note = "ld.cg re-reads of " + std::to_string(buf >> 10) + " KiB by all SMs (a slice each), " + r.config.str();
+    const std::string note = "re-reads of " + std::to_string(buf >> 10) + " KiB by all SMs, " + r.config.l2_str();
     const MeasuredValue m = measured_rate(r.timing, r.bytes_per_run, "l2-bandwidth", note);
-    runs.push_back({{"buffer_bytes", buf}, {"passes", passes}, {"bytes_per_s", m.median}, {"config", r.config.str()}, {"cv", m.cv}});
-    if (m.median > best.median) {
-      best = m;
+    runs.push_back({{"buffer_bytes", buf}, {"passes", passes}, {"bytes_per_s", m.median}, {"config", r.config.l2_str()}, {"cv", m.cv}});
+    if (m.median > best.median) best = m;
+    // The capacity sweep needs lines that stay next to the SM reading them: a slice per block,
+    // configured as the best slice layout on the largest buffer.
+    if (i + 1 == fractions.size()) {
       best_cfg = r.config;
+      if (r.config.layout != 0) {
+        gpu::TimingOptions o2 = opt;
+        o2.repeats = 3;
+        best_cfg = mem::l2_bandwidth(buf, passes, slice_cands, o2, ctx.quick ? 2 : 3).config;
+      }
     }
   }
   out.fields.push_back({"memory.l2.bandwidth", best});
@@ -347,20 +359,34 @@ ProbeOutput run_l2(const ProbeContext& ctx) {
   json knee_json = nullptr;
   if (!knees.empty() && knees.front().index + 1 < pts.size()) {
     const Knee& k = knees.front();
-    std::size_t cap = static_cast<std::size_t>(k.footprint);
+    // Fine points between the plateau's last point and the next one.
     const double lo = k.footprint, hi = static_cast<double>(pts[k.index + 1].footprint);
+    std::vector<SweepPoint> fine{pts[k.index]};
     for (int j = 1; j < 8; ++j) {
       const std::size_t f = round_down(lo + (hi - lo) * j / 8.0, 1 << 16);
-      if (measure(f) > k.level_before * 1.075) break;
-      cap = f;
+      fine.push_back({f, measure(f), 0});
     }
-    const double v[1] = {static_cast<double>(cap)};
-    char note[200];
+    fine.push_back(pts[k.index + 1]);
+    // Capacity: where the time per byte crosses half-way from the L2 plateau to the next level
+    // (a replacement policy that is not exact LRU blurs the step; its middle is the size).
+    const double mid = 0.5 * (k.level_before + k.level_after);
+    double cap = fine.back().footprint, plateau_end = lo;
+    for (std::size_t j = 1; j < fine.size(); ++j) {
+      if (fine[j].cycles <= k.level_before * 1.075) plateau_end = static_cast<double>(fine[j].footprint);
+      if (fine[j - 1].cycles < mid && fine[j].cycles >= mid) {
+        const double t = (mid - fine[j - 1].cycles) / (fine[j].cycles - fine[j - 1].cycles);
+        cap = static_cast<double>(fine[j - 1].footprint) + t * static_cast<double>(fine[j].footprint - fine[j - 1].footprint);
+        break;
+      }
+    }
+    const double v[1] = {std::round(cap / 65536) * 65536};
+    char note[300];
     std::snprintf(note, sizeof note,
-                  "largest buffer re-read at L2 speed (%.2f ps/B; next level %.2f ps/B), every SM reading its own slice; "
-                  "segmented least squares, refined", k.level_before, k.level_after);
+                  "buffer where the time per byte is half-way from L2 (%.3f ps/B) to the next level (%.3f ps/B), every SM "
+                  "re-reading its own slice; last buffer on the L2 plateau %.1f MiB",
+                  k.level_before, k.level_after, plateau_end / MiB);
     out.fields.push_back({"memory.l2.capacity", measured_from_samples(v, "l2-bandwidth", best.sm_clock_hz, false, note)});
-    knee_json = {{"name", "l2"}, {"bytes", cap}};
+    knee_json = {{"name", "l2"}, {"bytes", v[0]}, {"plateau_end_bytes", plateau_end}};
   } else {
     spdlog::warn("l2-bandwidth: no capacity knee between {:.0f} and {:.0f} MiB", l2 / 4 / MiB, 4 * l2 / MiB);
   }

@@ -63,7 +63,11 @@ struct LaunchConfig {
   // Stream kernels: 0 = ld/st .cs (evict-first), 1 = ld.nc with an L2 256-byte prefetch hint and
   // plain stores, 2 = plain ld.nc / st.
   int flavor = 0;
-  std::string str() const;
+  // L2 kernel: 0 = each block re-reads its own slice, 1 = every block strides over the whole
+  // buffer (lines shared by all SMs). L2 flavors: 0 = ld.cg, 1 = ld.nc.L1::no_allocate.
+  int layout = 0;
+  std::string str() const;     // stream kernels
+  std::string l2_str() const;  // L2 kernel
 };
 
 struct BandwidthResult {

@@ -86,7 +86,9 @@ TEST_CASE("L2, L1 and shared bandwidth kernels verify their checksums") {
   gpu::TimingOptions opt;
   opt.warmup = 1;
   opt.repeats = 3;
-  const auto r = mem::l2_bandwidth((1 << 20) + 48, 3, {{1, 256, 2}, {1, 512, 8}}, opt, 2);
+  // Both layouts (a slice per block, all blocks over the buffer) and both load flavors.
+  const auto r = mem::l2_bandwidth((1 << 20) + 48, 3, {{1, 256, 2, 0, 0}, {1, 512, 8, 1, 1}, {2, 256, 4, 0, 1}}, opt, 2);
+  CHECK(r.tried.size() == 3);
   CHECK(r.timing.summary.median > 0);
   const auto l1 = mem::l1_bandwidth_per_sm(16, 2);
   const auto sh = mem::shared_bandwidth_per_sm(16, 2);
