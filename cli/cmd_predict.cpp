@@ -218,13 +218,18 @@ void print_human(const HardwareDescriptor& hw, const KernelModel& k, const Predi
   if (r.speedup_kernel_bound < 1)
     o += "  => tensor cores would slow this kernel down (Eq. 22 bound < 1)\n";
   else if (r.memory_bound)
-    o += fmt::format("  => memory-bound: tensor cores gain at most {}x here, never more than {}x (Eq. 23)\n",
+    o += fmt::format("  => memory-bound: tensor cores gain at most {}x here; no memory-bound kernel gains "
+                     "more than {}x (Eq. 23)\n",
                      ratio(r.speedup_kernel_bound), ratio(r.speedup_memory_bound_limit));
   if (r.temporal_blocking_min_steps)
     o += fmt::format("  {:<38}t > B/I = {} -> t >= {} (Eq. 14)\n", "temporal blocking to compute-bound",
                      fmt::format("{:.2f}", *r.temporal_blocking_threshold), *r.temporal_blocking_min_steps);
   o += fmt::format("\n  numbers from: {}\n", r.source);
   for (const auto& line : r.provenance) o += "    " + line + "\n";
+  for (const auto& [key, citation] : hw.references)
+    if (std::any_of(r.provenance.begin(), r.provenance.end(),
+                    [&](const std::string& l) { return l.find("(" + key + ")") != std::string::npos; }))
+      o += fmt::format("    [{}] {}\n", key, citation);
   std::cout << o;
 }
 
