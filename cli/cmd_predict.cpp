@@ -242,14 +242,16 @@ Subcommand add_predict(CLI::App& root) {
       "predict", "Roofline numbers and tensor-core speedup bounds of a kernel on a descriptor (no GPU needed)");
   s.app = app;
   app->add_option("--hw", a->hw, "Hardware descriptor: a YAML file or a shipped id (gh200, a100-80gb, ...)")
+      ->type_name("FILE|ID")
       ->required();
   app->add_option("--kernel", a->kernel,
                   "scale | gemv | spmv-csr | stencil | gemm | custom, or a kernel YAML file")
+      ->type_name("KIND|FILE")
       ->required();
   app->add_option("--precision", a->precision, "fp64 | fp32 | tf32 | fp16 | bf16 | fp8 | int8 (default fp64)");
   std::map<std::string, const CLI::Option*> sizes;
   const auto size = [&](const std::string& name, std::string& target, const std::string& help) {
-    sizes[name] = app->add_option(name, target, help);
+    sizes[name] = app->add_option(name, target, help)->type_name(name == "--work" || name == "--traffic" ? "QTY" : "N");
   };
   size("--n", a->n, "scale: elements; gemv/gemm/spmv-csr: columns (1e9 or 4096)");
   size("--m", a->m, "gemv/gemm/spmv-csr: rows");
@@ -264,9 +266,12 @@ Subcommand add_predict(CLI::App& root) {
   size("--steps", a->steps, "stencil: temporal blocking depth t (default 1)");
   size("--work", a->work, "custom: work W, e.g. '2 GFLOP' or 2e9");
   size("--traffic", a->traffic, "custom: traffic Q, e.g. '8 GB'");
-  app->add_option("--bandwidth", a->bandwidth, "What-if: bandwidth of the bounding level, e.g. '3 TB/s'");
-  app->add_option("--peak-cuda-core", a->peak_cuda_core, "What-if: CUDA-core peak, e.g. '9.7 TFLOP/s'");
-  app->add_option("--peak-tensor-core", a->peak_tensor_core, "What-if: nominal tensor-core peak, e.g. '19.5 TFLOP/s'");
+  app->add_option("--bandwidth", a->bandwidth, "What-if: bandwidth of the bounding level, e.g. '3 TB/s'")
+      ->type_name("QTY");
+  app->add_option("--peak-cuda-core", a->peak_cuda_core, "What-if: CUDA-core peak, e.g. '9.7 TFLOP/s'")
+      ->type_name("QTY");
+  app->add_option("--peak-tensor-core", a->peak_tensor_core, "What-if: nominal tensor-core peak, e.g. '19.5 TFLOP/s'")
+      ->type_name("QTY");
   app->add_option("--source", a->source, "spec | measured | auto (default auto: measured where present, else spec)")
       ->check(CLI::IsMember({"spec", "measured", "auto"}));
   app->add_flag("--json", a->json, "One JSON object on stdout");
