@@ -338,11 +338,18 @@ std::string format_exact(double value, Dimension d) {
   };
   std::vector<std::string> candidates;
   // Decimal prefix: move the decimal point of the shortest digits, so the text reads back exactly.
+  // The natural prefix first (ties keep it), then one prefix lower ("1513 TFLOP/s" beats "1.513 PFLOP/s").
   {
-    const OutputUnit u = pick_decimal_unit(value, d);
-    DecimalDigits digits = decimal_digits(value);
-    if (digits.digits != "0") digits.point -= u.decimal_exponent;
-    candidates.push_back(with_unit(number_text(digits), u.text));
+    const OutputUnit natural = pick_decimal_unit(value, d);
+    const auto units = output_units(d);
+    std::vector<OutputUnit> tries{natural};
+    for (size_t i = 1; i < units.size(); ++i)
+      if (units[i].decimal_exponent == natural.decimal_exponent) tries.push_back(units[i - 1]);
+    for (const OutputUnit& u : tries) {
+      DecimalDigits digits = decimal_digits(value);
+      if (digits.digits != "0") digits.point -= u.decimal_exponent;
+      candidates.push_back(with_unit(number_text(digits), u.text));
+    }
   }
   if (d == Dimension::bytes || d == Dimension::bytes_per_second) {
     const int k = natural_binary_prefix(value);

@@ -289,6 +289,9 @@ TEST_CASE("descriptor: broken descriptors give their error with key and line") {
       {"bad_instruction_shape.yaml", 11, "tensor_instructions[0].shape", "expected m<M>n<N>k<K>"},
       {"instruction_wrong_unit.yaml", 15, "tensor_instructions[0].latency.spec.value", "expected cycles"},
       {"min_above_median.yaml", 10, "memory.dram.bandwidth.measured.min", "larger than the median"},
+      {"bad_date.yaml", 11, "memory.dram.bandwidth.measured.date", "expected an ISO 8601 date"},
+      {"empty.yaml", 1, "", "a descriptor is a YAML mapping"},
+      {"mapping_expected.yaml", 2, "identity", "expected a mapping"},
   };
   int files_in_dir = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(kBroken)) ++files_in_dir;
