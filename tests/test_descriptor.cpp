@@ -359,3 +359,34 @@ TEST_CASE("descriptor: shipped descriptors carry the papers' and datasheets' fig
   CHECK(*h200.peak(ComputeUnit::tensor_core, Precision::fp64, spec) == 67e12);
   CHECK_FALSE(h200.sm_clock.present());  // not in the datasheet: missing, not invented
 }
+
+TEST_CASE("descriptor: any damaged line gives a DescriptorError inside the file, never another exception") {
+  // Each line of a shipped descriptor deleted, or its value replaced by nonsense: the loader must
+  // either accept the result or report a DescriptorError that points into the text.
+  std::ifstream in(kHardware / "h800-pcie.yaml");
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  REQUIRE(lines.size() > 100);
+  int errors = 0, accepted = 0;
+  const std::vector<std::string> damage{"", "x: [", "  bogus: 1", "\t"};
+  for (size_t i = 0; i < lines.size(); ++i) {
+    for (const auto& d : damage) {
+      std::string text;
+      for (size_t k = 0; k < lines.size(); ++k) text += (k == i ? d : lines[k]) + "\n";
+      CAPTURE(i);
+      CAPTURE(d);
+      try {
+        parse_descriptor(text, "damaged.yaml");
+        ++accepted;
+      } catch (const DescriptorError& e) {
+        ++errors;
+        CHECK(e.line() >= 1);
+        CHECK(e.line() <= static_cast<int>(lines.size()) + 1);
+      } catch (const std::exception& e) {
+        FAIL("not a DescriptorError: " << e.what());
+      }
+    }
+  }
+  CHECK(errors > static_cast<int>(lines.size()));  // most damage is caught
+  CHECK(accepted > 0);                             // deleting a comment or a note is fine
+}
