@@ -127,6 +127,10 @@ TEST_CASE("units: human printing") {
   CHECK(format_quantity(128, Dimension::bytes_per_cycle) == "128 B/clk");
   CHECK(format_quantity(0.125, Dimension::dimensionless) == "0.125");
   CHECK(format_quantity(0, Dimension::bytes_per_second) == "0 B/s");
+  CHECK(format_quantity(999.96e9, Dimension::bytes_per_second) == "1 TB/s");  // rounding crosses the prefix
+  CHECK(format_quantity(999.94e9, Dimension::bytes_per_second) == "999.9 GB/s");
+  CHECK(format_quantity(-4.8e12, Dimension::bytes_per_second) == "-4.8 TB/s");
+  CHECK(format_quantity(2.5e18, Dimension::flop_per_second) == "2500 PFLOP/s");
 }
 
 TEST_CASE("units: exact printing is short for datasheet values") {
