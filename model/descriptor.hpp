@@ -5,6 +5,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "units.hpp"
@@ -51,6 +52,11 @@ SourcePreference parse_source_preference(std::string_view);  // "measured" | "sp
 
 // One number of a descriptor with everything we know of where it comes from.
 struct Field {
+  Field() = default;
+  // Same meaning as aggregate initialization, spelled out so `Field x{Dimension::bytes}` is warning-free.
+  Field(Dimension d, std::optional<SpecValue> s = std::nullopt, std::optional<MeasuredValue> m = std::nullopt)
+      : dimension(d), spec(std::move(s)), measured(std::move(m)) {}
+
   Dimension dimension = Dimension::dimensionless;
   std::optional<SpecValue> spec;
   std::optional<MeasuredValue> measured;
