@@ -175,14 +175,10 @@ KernelVariant scale_variant(ComputeUnit unit) {
   const bool tc = unit == ComputeUnit::tensor_core;
   v.description = tc ? "A = B (qI), FP64 mma.m8n8k4 on 8x4 tiles of the vector, 16-byte loads/stores"
                      : "a = q b, 16-byte vectors, grid-stride, 4 loads in flight per thread";
-  v.tensor_core_fraction = tc ? 1.0 / 8.0 : 1.0;  // GPGPU'25 §5.1: 1/max(m,n) of an 8x4 tile
-  const double frac = v.tensor_core_fraction;
-  v.model = [p, frac](const ProblemSize& s) {
-    KernelModel k = scale_model(static_cast<double>(s.n), p);
-    k.tensor_core_fraction = frac;
-    k.working_set_bytes = 2.0 * static_cast<double>(s.n) * bytes_per_value(p);  // b and a, distinct
-    return k;
-  };
+  // GPGPU'25 §5.1: 1/max(m,n) of the tile's work is useful (1/8 on m8n8k4), from the model.
+  v.tensor_core_fraction = tc ? scale_model(64, p).tensor_core_fraction : 1.0;
+  // W, Q and the working set (b and a, distinct arrays) are the model's.
+  v.model = [p](const ProblemSize& s) { return scale_model(static_cast<double>(s.n), p); };
   // Multiples of 64 values for every SCALE variant, so that CUDA and tensor cores share sizes.
   v.size_for_count = [](long long count) {
     ProblemSize s;

@@ -56,8 +56,15 @@ TimeBound time_bound(const HardwareDescriptor& hw, const KernelModel& k, Compute
                      const std::string& memory_level) {
   TimeBound b;
   b.memory_level = memory_level;
-  const MemoryLevelKind level = parse_memory_level(memory_level);
-  const auto bw = hw.bandwidth(level);
+  MemoryLevelKind level = parse_memory_level(memory_level);
+  auto bw = hw.bandwidth(level);
+  if ((!bw || !(*bw > 0)) && level == MemoryLevelKind::l2) {
+    // No L2 bandwidth (uncalibrated descriptor): DRAM is the only roof the model has.
+    level = MemoryLevelKind::dram;
+    bw = hw.bandwidth(level);
+    b.memory_level = "dram";
+    b.note = "descriptor has no L2 bandwidth: bounded with DRAM bandwidth";
+  }
   if (!bw || !(*bw > 0))
     throw std::runtime_error("descriptor '" + hw.id + "' has no bandwidth for memory." + memory_level +
                              " (needed to bound a " + k.kind + " working set of " +
@@ -85,7 +92,7 @@ TimeBound time_bound(const HardwareDescriptor& hw, const KernelModel& k, Compute
     // No compute peak for this unit/precision: the memory time alone is still a lower bound.
     b.t_memory = memory_time_s(k.traffic_bytes, b.bandwidth);
     b.t_compute = 0;
-    b.note = std::string("memory-only bound (predict: ") + e.what() + ")";
+    b.note += std::string(b.note.empty() ? "" : "; ") + "memory-only bound (predict: " + e.what() + ")";
   }
   b.time_s = std::max(b.t_memory, b.t_compute);  // Eq. 17: nothing runs faster than full overlap
   return b;
@@ -148,6 +155,7 @@ KernelResult evaluate(const HardwareDescriptor& hw, const KernelModel& k, Comput
   r.efficiency = b.time_s / t.median;
   r.bound_bandwidth = b.bandwidth;
   r.bandwidth_source = b.bandwidth_source;
+  r.bound_level = b.memory_level;
   r.t_memory_s = b.t_memory;
   r.t_compute_s = b.t_compute;
   r.alpha = b.alpha;
@@ -155,7 +163,7 @@ KernelResult evaluate(const HardwareDescriptor& hw, const KernelModel& k, Comput
   r.speedup_limit_eq23 = b.speedup_limit_eq23;
   r.bound_note = b.note;
   r.l2_flushed = l2_flushed;
-  VerdictContext ctx{k.working_set_bytes, l2_bytes, r.memory_level, b.bandwidth_source, b.bandwidth,
+  VerdictContext ctx{k.working_set_bytes, l2_bytes, b.memory_level, b.bandwidth_source, b.bandwidth,
                      r.achieved_bytes_per_s, l2_flushed};
   const Verdict v = judge_time(r.efficiency, t, ctx);
   r.verdict = v.verdict;
@@ -340,6 +348,7 @@ ojson to_json(const ValidationReport& r) {
     e["verdict_reason"] = x.verdict_reason;
     e["bound_bandwidth_bytes_per_s"] = x.bound_bandwidth;
     e["bandwidth_source"] = x.bandwidth_source;
+    e["bound_level"] = x.bound_level;
     e["t_memory_s"] = x.t_memory_s;
     e["t_compute_s"] = x.t_compute_s;
     e["alpha"] = x.alpha;
@@ -462,6 +471,7 @@ ValidationReport from_json(const nlohmann::json& j) {
     x.verdict_reason = get<std::string>(e, "verdict_reason", w);
     x.bound_bandwidth = opt<double>(e, "bound_bandwidth_bytes_per_s", 0.0);
     x.bandwidth_source = opt<std::string>(e, "bandwidth_source", "");
+    x.bound_level = opt<std::string>(e, "bound_level", x.memory_level);
     x.t_memory_s = opt<double>(e, "t_memory_s", 0.0);
     x.t_compute_s = opt<double>(e, "t_compute_s", 0.0);
     x.alpha = opt<double>(e, "alpha", 0.0);
@@ -575,17 +585,22 @@ std::string format_table(const ValidationReport& r) {
                 "prec", "size", "ws", "lvl", "median", "bandwidth", "GFLOP/s", "bound", "eff", "verdict");
   o << line;
   std::string prev;
+  bool other_level = false;
   for (const auto& x : r.results) {
+    const bool star = !x.bound_level.empty() && x.bound_level != x.memory_level;
+    other_level |= star;
+    const std::string lvl = x.memory_level + (star ? "*" : "");
     const std::string group = x.kernel + x.variant + x.precision;
     if (!prev.empty() && group != prev) o << "\n";
     prev = group;
     std::snprintf(line, sizeof line, "%-6s %-2s %-4s %-12s %9s %-4s %8.2fus %10s %9.1f %8.2fus %5.1f%%  %s%s\n",
                   x.kernel.c_str(), short_unit(x.variant).c_str(), x.precision.c_str(), size_text(x.size).c_str(),
-                  bytes_text(x.working_set_bytes).c_str(), x.memory_level.c_str(), x.time_s.median * 1e6,
+                  bytes_text(x.working_set_bytes).c_str(), lvl.c_str(), x.time_s.median * 1e6,
                   bw_text(x.achieved_bytes_per_s).c_str(), x.achieved_flop_per_s / 1e9, x.bound_time_s * 1e6,
                   100 * x.efficiency, x.verdict.c_str(), x.flagged ? " (flagged)" : "");
     o << line;
   }
+  if (other_level) o << "  * bounded with another level's bandwidth (the descriptor lacks this level's): see bound_note\n";
   for (const auto& x : r.results)
     if (x.verdict == "beats-bound")
       o << "  beats-bound " << x.kernel << " " << short_unit(x.variant) << " " << size_text(x.size) << ": "

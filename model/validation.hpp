@@ -34,7 +34,8 @@ struct TimeStats {
 
 // The model's lower bound on a variant's time at one memory level.
 struct TimeBound {
-  std::string memory_level;     // "l2" | "dram"
+  std::string memory_level;     // level whose bandwidth bounds: "l2" | "dram" (DRAM when the
+                                // descriptor has no L2 bandwidth; `note` says so)
   double bandwidth = 0;         // bytes/s of that level, from the descriptor
   std::string bandwidth_source; // "measured" | "spec"
   double t_memory = 0;          // Q / BW
@@ -87,6 +88,7 @@ struct KernelResult {
   // Beyond the required fields (readers may ignore them):
   double bound_bandwidth = 0;
   std::string bandwidth_source;
+  std::string bound_level;  // level whose bandwidth the bound used (may differ from memory_level)
   double t_memory_s = 0, t_compute_s = 0;
   double sm_clock_hz = 0;
   bool l2_flushed = false;
