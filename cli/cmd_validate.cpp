@@ -3,6 +3,7 @@
 // results JSON (docs/FORMATS.md) to --out.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -115,10 +116,13 @@ int run_validate(const ValidateOptions& opt) {
   const size_t total = variants.size() * sizes.size();
   size_t done = 0;
   for (const auto* v : variants) {
+    std::vector<std::pair<long long, long long>> seen;  // small sweeps round to one tile shape
     for (const auto& spec : sizes) {
       ++done;
       const kernels::ProblemSize ps = spec.is_bytes ? v->size_for_bytes(spec.value)
                                                     : v->size_for_count(static_cast<long long>(spec.value));
+      if (std::find(seen.begin(), seen.end(), std::make_pair(ps.m, ps.n)) != seen.end()) continue;
+      seen.emplace_back(ps.m, ps.n);
       const KernelModel k = v->model(ps);
       if (k.working_set_bytes + 2.5 * l2 > 0.9 * static_cast<double>(free_bytes)) {
         spdlog::warn("[{}/{}] {} skipped: working set {} does not fit the free device memory", done, total, v->name(),

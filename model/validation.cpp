@@ -91,8 +91,10 @@ TimeBound time_bound(const HardwareDescriptor& hw, const KernelModel& k, Compute
   } catch (const std::exception& e) {
     // No compute peak for this unit/precision: the memory time alone is still a lower bound.
     b.t_memory = memory_time_s(k.traffic_bytes, b.bandwidth);
-    b.t_compute = 0;
-    b.note += std::string(b.note.empty() ? "" : "; ") + "memory-only bound (predict: " + e.what() + ")";
+    const auto peak = unit == ComputeUnit::cuda_core ? hw.peak(unit, k.precision) : std::nullopt;
+    b.t_compute = peak && *peak > 0 ? compute_time_s(k.work_flop, *peak) : 0;
+    b.note += std::string(b.note.empty() ? "" : "; ") + (b.t_compute > 0 ? "no speedup bounds" : "memory-only bound") +
+              " (predict: " + e.what() + ")";
   }
   b.time_s = std::max(b.t_memory, b.t_compute);  // Eq. 17: nothing runs faster than full overlap
   return b;
