@@ -218,13 +218,18 @@ void print_human(const HardwareDescriptor& hw, const KernelModel& k, const Predi
   if (r.speedup_kernel_bound < 1)
     o += "  => tensor cores would slow this kernel down (Eq. 22 bound < 1)\n";
   else if (r.memory_bound)
-    o += fmt::format("  => memory-bound: tensor cores gain at most {}x here, never more than {}x (Eq. 23)\n",
+    o += fmt::format("  => memory-bound: tensor cores gain at most {}x here; no memory-bound kernel gains "
+                     "more than {}x (Eq. 23)\n",
                      ratio(r.speedup_kernel_bound), ratio(r.speedup_memory_bound_limit));
   if (r.temporal_blocking_min_steps)
     o += fmt::format("  {:<38}t > B/I = {} -> t >= {} (Eq. 14)\n", "temporal blocking to compute-bound",
                      fmt::format("{:.2f}", *r.temporal_blocking_threshold), *r.temporal_blocking_min_steps);
   o += fmt::format("\n  numbers from: {}\n", r.source);
   for (const auto& line : r.provenance) o += "    " + line + "\n";
+  for (const auto& [key, citation] : hw.references)
+    if (std::any_of(r.provenance.begin(), r.provenance.end(),
+                    [&](const std::string& l) { return l.find("(" + key + ")") != std::string::npos; }))
+      o += fmt::format("    [{}] {}\n", key, citation);
   std::cout << o;
 }
 
@@ -237,14 +242,16 @@ Subcommand add_predict(CLI::App& root) {
       "predict", "Roofline numbers and tensor-core speedup bounds of a kernel on a descriptor (no GPU needed)");
   s.app = app;
   app->add_option("--hw", a->hw, "Hardware descriptor: a YAML file or a shipped id (gh200, a100-80gb, ...)")
+      ->type_name("FILE|ID")
       ->required();
   app->add_option("--kernel", a->kernel,
                   "scale | gemv | spmv-csr | stencil | gemm | custom, or a kernel YAML file")
+      ->type_name("KIND|FILE")
       ->required();
   app->add_option("--precision", a->precision, "fp64 | fp32 | tf32 | fp16 | bf16 | fp8 | int8 (default fp64)");
   std::map<std::string, const CLI::Option*> sizes;
   const auto size = [&](const std::string& name, std::string& target, const std::string& help) {
-    sizes[name] = app->add_option(name, target, help);
+    sizes[name] = app->add_option(name, target, help)->type_name(name == "--work" || name == "--traffic" ? "QTY" : "N");
   };
   size("--n", a->n, "scale: elements; gemv/gemm/spmv-csr: columns (1e9 or 4096)");
   size("--m", a->m, "gemv/gemm/spmv-csr: rows");
@@ -259,9 +266,12 @@ Subcommand add_predict(CLI::App& root) {
   size("--steps", a->steps, "stencil: temporal blocking depth t (default 1)");
   size("--work", a->work, "custom: work W, e.g. '2 GFLOP' or 2e9");
   size("--traffic", a->traffic, "custom: traffic Q, e.g. '8 GB'");
-  app->add_option("--bandwidth", a->bandwidth, "What-if: bandwidth of the bounding level, e.g. '3 TB/s'");
-  app->add_option("--peak-cuda-core", a->peak_cuda_core, "What-if: CUDA-core peak, e.g. '9.7 TFLOP/s'");
-  app->add_option("--peak-tensor-core", a->peak_tensor_core, "What-if: nominal tensor-core peak, e.g. '19.5 TFLOP/s'");
+  app->add_option("--bandwidth", a->bandwidth, "What-if: bandwidth of the bounding level, e.g. '3 TB/s'")
+      ->type_name("QTY");
+  app->add_option("--peak-cuda-core", a->peak_cuda_core, "What-if: CUDA-core peak, e.g. '9.7 TFLOP/s'")
+      ->type_name("QTY");
+  app->add_option("--peak-tensor-core", a->peak_tensor_core, "What-if: nominal tensor-core peak, e.g. '19.5 TFLOP/s'")
+      ->type_name("QTY");
   app->add_option("--source", a->source, "spec | measured | auto (default auto: measured where present, else spec)")
       ->check(CLI::IsMember({"spec", "measured", "auto"}));
   app->add_flag("--json", a->json, "One JSON object on stdout");

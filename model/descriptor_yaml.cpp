@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <unistd.h>
@@ -165,7 +166,11 @@ struct DescriptorReader {
         mv.cv = L.quantity(v->second, p + ".cv", bare, false);
       }
       mv.probe = L.nonempty(L.require(s, "probe", where, p), p + ".probe");
-      mv.date = L.nonempty(L.require(s, "date", where, p), p + ".date");
+      const Entry& date = L.require(s, "date", where, p);
+      mv.date = L.nonempty(date, p + ".date");
+      static const std::regex iso8601(R"(\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?)");
+      if (!std::regex_match(mv.date, iso8601))
+        L.fail(Loader::value_mark(date), p + ".date", "expected an ISO 8601 date, e.g. 2026-11-21T11:00:00Z, got '" + mv.date + "'");
       if (auto v = s.find("sm_clock"); v != s.end()) {
         std::optional<Dimension> hz = Dimension::hertz;
         mv.sm_clock_hz = L.quantity(v->second, p + ".sm_clock", hz, true);

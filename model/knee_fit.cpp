@@ -157,6 +157,8 @@ std::vector<Knee> find_knees(std::span<const double> footprint, std::span<const 
     // clearly above the plateau level.
     std::size_t idx = a.last;
     while (idx > a.first && y[idx] > level * (1 + min_rise / 2)) --idx;
+    // ...or a short next piece may have taken plateau points: step forward while they stay level.
+    while (idx + 1 <= b.last && std::abs(y[idx + 1] - level) <= flat_rise * level) ++idx;
     knees.push_back({idx, footprint[idx], level, after});
   }
   return knees;

@@ -322,9 +322,18 @@ std::string format_quantity(double value, Dimension d, int significant) {
       if (m == std::floor(m) && std::fabs(m) < 1e6) return with_unit(shortest(m), binary_unit(k, d));
     }
   }
-  const OutputUnit u = pick_decimal_unit(value, d);
-  double m = value / std::pow(10.0, u.decimal_exponent);
-  return with_unit(significant_text(m, significant), u.text);
+  const auto units = output_units(d);
+  OutputUnit u = pick_decimal_unit(value, d);
+  std::string text = significant_text(value / std::pow(10.0, u.decimal_exponent), significant);
+  // Rounding may reach the next prefix: 999.96 GB/s at 4 digits is "1 TB/s", not "1000 GB/s".
+  if (std::fabs(std::stod(text)) >= 1000)
+    for (size_t i = 0; i + 1 < units.size(); ++i)
+      if (units[i].decimal_exponent == u.decimal_exponent) {
+        u = units[i + 1];
+        text = significant_text(value / std::pow(10.0, u.decimal_exponent), significant);
+        break;
+      }
+  return with_unit(text, u.text);
 }
 
 std::string format_exact(double value, Dimension d) {
@@ -338,11 +347,18 @@ std::string format_exact(double value, Dimension d) {
   };
   std::vector<std::string> candidates;
   // Decimal prefix: move the decimal point of the shortest digits, so the text reads back exactly.
+  // The natural prefix first (ties keep it), then one prefix lower ("1513 TFLOP/s" beats "1.513 PFLOP/s").
   {
-    const OutputUnit u = pick_decimal_unit(value, d);
-    DecimalDigits digits = decimal_digits(value);
-    if (digits.digits != "0") digits.point -= u.decimal_exponent;
-    candidates.push_back(with_unit(number_text(digits), u.text));
+    const OutputUnit natural = pick_decimal_unit(value, d);
+    const auto units = output_units(d);
+    std::vector<OutputUnit> tries{natural};
+    for (size_t i = 1; i < units.size(); ++i)
+      if (units[i].decimal_exponent == natural.decimal_exponent) tries.push_back(units[i - 1]);
+    for (const OutputUnit& u : tries) {
+      DecimalDigits digits = decimal_digits(value);
+      if (digits.digits != "0") digits.point -= u.decimal_exponent;
+      candidates.push_back(with_unit(number_text(digits), u.text));
+    }
   }
   if (d == Dimension::bytes || d == Dimension::bytes_per_second) {
     const int k = natural_binary_prefix(value);

@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -194,4 +195,25 @@ TEST_CASE("cli predict: bad input exits non-zero with a clear message") {
   const Run g = predict("--hw gh200 --kernel " + kernel_file("stencil-2d5pt.yaml") + " --nx 5", true);
   CHECK(g.rc != 0);
   CHECK(g.out.find("--nx does not apply to a kernel file") != std::string::npos);
+}
+
+TEST_CASE("cli predict: every shipped descriptor predicts SCALE or names the missing field") {
+  int seen = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(CEILING_SOURCE_DIR) + "/hardware")) {
+    if (e.path().extension() != ".yaml") continue;
+    ++seen;
+    const std::string id = e.path().stem().string();
+    CAPTURE(id);
+    const Run r = predict("--hw " + id + " --kernel scale --n 1e9 --json", true);
+    if (r.rc == 0) {
+      // stderr may carry log lines; the JSON object starts at the first brace.
+      const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+      CHECK(j["intensity_flop_per_byte"].get<double>() == 0.0625);
+      CHECK(j["tensor_core_effective_peak_flop_per_s"].get<double>() ==
+            doctest::Approx(j["peak_flop_per_s"]["tensor_core"].get<double>() / 8));
+    } else {
+      CHECK_MESSAGE(r.out.find("is missing in " + id) != std::string::npos, r.out);
+    }
+  }
+  CHECK(seen >= 2);
 }

@@ -289,6 +289,9 @@ TEST_CASE("descriptor: broken descriptors give their error with key and line") {
       {"bad_instruction_shape.yaml", 11, "tensor_instructions[0].shape", "expected m<M>n<N>k<K>"},
       {"instruction_wrong_unit.yaml", 15, "tensor_instructions[0].latency.spec.value", "expected cycles"},
       {"min_above_median.yaml", 10, "memory.dram.bandwidth.measured.min", "larger than the median"},
+      {"bad_date.yaml", 11, "memory.dram.bandwidth.measured.date", "expected an ISO 8601 date"},
+      {"empty.yaml", 1, "", "a descriptor is a YAML mapping"},
+      {"mapping_expected.yaml", 2, "identity", "expected a mapping"},
   };
   int files_in_dir = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(kBroken)) ++files_in_dir;
@@ -355,4 +358,35 @@ TEST_CASE("descriptor: shipped descriptors carry the papers' and datasheets' fig
   CHECK(h200.find_field("memory.dram.capacity")->spec->value == 141e9);
   CHECK(*h200.peak(ComputeUnit::tensor_core, Precision::fp64, spec) == 67e12);
   CHECK_FALSE(h200.sm_clock.present());  // not in the datasheet: missing, not invented
+}
+
+TEST_CASE("descriptor: any damaged line gives a DescriptorError inside the file, never another exception") {
+  // Each line of a shipped descriptor deleted, or its value replaced by nonsense: the loader must
+  // either accept the result or report a DescriptorError that points into the text.
+  std::ifstream in(kHardware / "h800-pcie.yaml");
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  REQUIRE(lines.size() > 100);
+  int errors = 0, accepted = 0;
+  const std::vector<std::string> damage{"", "x: [", "  bogus: 1", "\t"};
+  for (size_t i = 0; i < lines.size(); ++i) {
+    for (const auto& d : damage) {
+      std::string text;
+      for (size_t k = 0; k < lines.size(); ++k) text += (k == i ? d : lines[k]) + "\n";
+      CAPTURE(i);
+      CAPTURE(d);
+      try {
+        parse_descriptor(text, "damaged.yaml");
+        ++accepted;
+      } catch (const DescriptorError& e) {
+        ++errors;
+        CHECK(e.line() >= 1);
+        CHECK(e.line() <= static_cast<int>(lines.size()) + 1);
+      } catch (const std::exception& e) {
+        FAIL("not a DescriptorError: " << e.what());
+      }
+    }
+  }
+  CHECK(errors > static_cast<int>(lines.size()));  // most damage is caught
+  CHECK(accepted > 0);                             // deleting a comment or a note is fine
 }

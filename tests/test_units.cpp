@@ -127,6 +127,10 @@ TEST_CASE("units: human printing") {
   CHECK(format_quantity(128, Dimension::bytes_per_cycle) == "128 B/clk");
   CHECK(format_quantity(0.125, Dimension::dimensionless) == "0.125");
   CHECK(format_quantity(0, Dimension::bytes_per_second) == "0 B/s");
+  CHECK(format_quantity(999.96e9, Dimension::bytes_per_second) == "1 TB/s");  // rounding crosses the prefix
+  CHECK(format_quantity(999.94e9, Dimension::bytes_per_second) == "999.9 GB/s");
+  CHECK(format_quantity(-4.8e12, Dimension::bytes_per_second) == "-4.8 TB/s");
+  CHECK(format_quantity(2.5e18, Dimension::flop_per_second) == "2500 PFLOP/s");
 }
 
 TEST_CASE("units: exact printing is short for datasheet values") {
@@ -137,6 +141,11 @@ TEST_CASE("units: exact printing is short for datasheet values") {
   CHECK(format_exact(1.98e9, Dimension::hertz) == "1.98 GHz");
   CHECK(format_exact(494.7e12, Dimension::flop_per_second) == "494.7 TFLOP/s");
   CHECK(format_exact(283, Dimension::cycles) == "283 cycles");
+  CHECK(format_exact(1513e12, Dimension::flop_per_second) == "1513 TFLOP/s");  // shorter than 1.513 PFLOP/s
+  CHECK(format_exact(1.5e15, Dimension::flop_per_second) == "1.5 PFLOP/s");
+  CHECK(format_exact(1755e6, Dimension::hertz) == "1755 MHz");  // shortest text wins
+  CHECK(format_exact(2039e9, Dimension::bytes_per_second) == "2039 GB/s");
+  CHECK(format_exact(1.98e9, Dimension::hertz) == "1.98 GHz");  // a tie keeps the natural prefix
   CHECK(format_exact(0.1 + 0.2, Dimension::dimensionless) == "0.30000000000000004");
   CHECK(format_exact(1.2e-3, Dimension::seconds) == "1.2 ms");
   CHECK(format_exact(0, Dimension::seconds) == "0 s");
