@@ -3,7 +3,8 @@
 // Tensor-core: a block of 8 warps owns 8 rows; per FP64 mma.m8n8k4 a warp multiplies an 8x4 tile
 // of A (8 rows x 4 columns) by a 4x8 B whose every column is the matching piece of x, so D
 // accumulates the 8 partial dot products (1/8 of the tensor-core work is useful); the 8 warps
-// split the columns and add their partial sums through shared memory; 8 loads in flight per lane.
+// split the columns and add their partial sums through shared memory; the next step's loads are
+// in flight while this step's DMMAs run.
 #include <cmath>
 #include <memory>
 #include <string>
@@ -18,7 +19,7 @@ namespace {
 constexpr int kCcThreads = 256;  // 8 rows per block
 constexpr int kCcUnroll = 8;  // 4 KiB of A in flight per warp
 constexpr int kTcWarps = 8;      // warps splitting the columns of one 8-row block
-constexpr int kTcLoads = 8;      // double2 per lane per step: 64 columns per warp step
+constexpr int kTcLoads = 4;      // double2 per lane per step: 32 columns per warp step (x2 buffered)
 
 __global__ void __launch_bounds__(kCcThreads) gemv_cuda_core(const double* __restrict__ A,
                                                             const double* __restrict__ x,
@@ -53,8 +54,10 @@ __global__ void __launch_bounds__(kCcThreads) gemv_cuda_core(const double* __res
   if (lane == 0) y[row] = s;
 }
 
-// Lane (g, t) of warp w: row r0+g, columns c + 8j + 2t (+1) of each 64-column step; the .x
+// Lane (g, t) of warp w: row r0+g, columns c + 8j + 2t (+1) of each 32-column step; the .x
 // values feed one mma (A[g][t], B[t][*] = x), the .y values a second one, accumulating in D.
+// The next step's loads are issued before this step's DMMAs (register double buffering), so the
+// DMMA dependency chain hides under memory latency (measured on H200: 3.94 vs 3.62 TB/s at 7936^2).
 __global__ void __launch_bounds__(kTcWarps * 32) gemv_tensor_core(const double* __restrict__ A,
                                                                   const double* __restrict__ x,
                                                                   double* __restrict__ y, long long m,
@@ -65,18 +68,36 @@ __global__ void __launch_bounds__(kTcWarps * 32) gemv_tensor_core(const double* 
   const long long r0 = static_cast<long long>(blockIdx.x) * 8;  // m % 8 == 0
   const double2* __restrict__ a = reinterpret_cast<const double2*>(A + (r0 + g) * n);
   const double2* __restrict__ xv = reinterpret_cast<const double2*>(x);
-  constexpr int kStep = 8 * kTcLoads;             // columns per warp step
-  double d0 = 0.0, d1 = 0.0, e0 = 0.0, e1 = 0.0;  // two accumulator chains: half the DMMA latency chain
-  for (long long c = static_cast<long long>(warp) * kStep; c < n; c += kTcWarps * kStep) {  // n % 64 == 0
-    double2 av[kTcLoads], xx[kTcLoads];
+  constexpr int kStep = 8 * kTcLoads;                   // columns per warp step; n % kStep == 0
+  constexpr long long kStride = static_cast<long long>(kTcWarps) * kStep;
+  double d0 = 0.0, d1 = 0.0, e0 = 0.0, e1 = 0.0;        // two accumulator chains
+  long long c = static_cast<long long>(warp) * kStep;
+  double2 av[kTcLoads], xx[kTcLoads];
+  if (c < n) {
 #pragma unroll
-    for (int j = 0; j < kTcLoads; ++j) av[j] = a[(c + 8 * j + 2 * t) / 2];
+    for (int j = 0; j < kTcLoads; ++j) {
+      av[j] = a[(c + 8 * j + 2 * t) / 2];
+      xx[j] = __ldg(&xv[(c + 8 * j + 2 * t) / 2]);
+    }
+  }
+  for (; c < n; c += kStride) {
+    double2 an[kTcLoads], xn[kTcLoads];
+    if (c + kStride < n) {
 #pragma unroll
-    for (int j = 0; j < kTcLoads; ++j) xx[j] = __ldg(&xv[(c + 8 * j + 2 * t) / 2]);
+      for (int j = 0; j < kTcLoads; ++j) {
+        an[j] = a[(c + kStride + 8 * j + 2 * t) / 2];
+        xn[j] = __ldg(&xv[(c + kStride + 8 * j + 2 * t) / 2]);
+      }
+    }
 #pragma unroll
     for (int j = 0; j < kTcLoads; ++j) {
       mma_m8n8k4_fp64(d0, d1, av[j].x, xx[j].x, d0, d1);
       mma_m8n8k4_fp64(e0, e1, av[j].y, xx[j].y, e0, e1);
+    }
+#pragma unroll
+    for (int j = 0; j < kTcLoads; ++j) {
+      av[j] = an[j];
+      xx[j] = xn[j];
     }
   }
   (void)d1;  // every column of D holds the same dot product; column 0 is read
@@ -161,7 +182,7 @@ KernelVariant gemv_variant(ComputeUnit unit) {
   v.unit = unit;
   v.precision = Precision::fp64;
   const bool tc = unit == ComputeUnit::tensor_core;
-  v.description = tc ? "8 rows per block, FP64 mma.m8n8k4 with x as every column of B, 8 warps split the columns"
+  v.description = tc ? "8 rows per block, FP64 mma.m8n8k4 with x as every column of B, 8 warps split the columns, loads double-buffered"
                      : "one warp per row, 16-byte loads, 8 in flight, shuffle reduction";
   v.tensor_core_fraction = tc ? 1.0 / 8.0 : 1.0;  // one useful column of the 8 in D
   const double frac = v.tensor_core_fraction;
@@ -171,7 +192,7 @@ KernelVariant gemv_variant(ComputeUnit unit) {
     k.tensor_core_fraction = frac;  // this formulation's, not a property of GEMV
     return k;
   };
-  // Square, multiples of 64 (8-row blocks, 64-column steps).
+  // Square, multiples of 64 (8-row blocks, 32-column steps).
   v.size_for_count = [](long long count) {
     ProblemSize s;
     s.n = std::max<long long>(64, (count + 32) / 64 * 64);

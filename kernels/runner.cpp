@@ -1,6 +1,7 @@
 #include "runner.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <vector>
 #include <string>
@@ -65,10 +66,23 @@ Measurement measure(const KernelVariant& v, const ProblemSize& s, const MeasureO
   if (o.flush_l2) {
     m.timing = time_cold(launch, o.warmup, o.repeats, o.stream);
   } else {
+    gpu::TimingOptions probe;
+    probe.warmup = o.warmup;
+    probe.repeats = 3;
+    probe.max_retries = 0;
+    const double single = gpu::time_kernel(launch, probe, o.stream).summary.median;
+    const int k = std::clamp(static_cast<int>(std::ceil(o.warm_region_s / single)), 1, std::max(1, o.max_launches));
+    m.launches = k;
     gpu::TimingOptions t;
-    t.warmup = o.warmup;
+    t.warmup = 1;
     t.repeats = o.repeats;
-    m.timing = gpu::time_kernel(launch, t, o.stream);
+    m.timing = gpu::time_kernel(
+        [&launch, k](cudaStream_t st) {
+          for (int i = 0; i < k; ++i) launch(st);
+        },
+        t, o.stream);
+    for (double& x : m.timing.seconds) x /= k;
+    m.timing.summary = summarize(m.timing.seconds);
   }
   CUDA_CHECK(cudaDeviceSynchronize());
   return m;

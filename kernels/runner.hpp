@@ -13,6 +13,10 @@ struct MeasureOptions {
   int repeats = 20;
   bool flush_l2 = false;        // cold runs (clean_l2 before each repeat): out-of-L2 sizes;
                                 // in-L2 sizes stay warm on purpose
+  // Warm runs: back-to-back launches per timed region, chosen so a region lasts at least this
+  // long (a single in-L2 launch is mostly launch latency); times are reported per launch.
+  double warm_region_s = 50e-6;
+  int max_launches = 64;
   std::uint64_t seed = 0x243F6A8885A308D3ull;
   cudaStream_t stream = nullptr;
 };
@@ -21,8 +25,9 @@ struct Measurement {
   ProblemSize size;
   KernelModel model;
   Verification check;
-  gpu::Timing timing;
+  gpu::Timing timing;   // per launch
   bool l2_flushed = false;
+  int launches = 1;      // per timed region
 };
 
 // Verifies (fresh random inputs, poisoned output, CPU reference) and throws std::runtime_error
