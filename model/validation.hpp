@@ -140,7 +140,8 @@ struct Geomean {
   std::string kernel;
   std::string precision;
   std::string side;          // "in-l2" | "out-of-l2"
-  double cc_over_tc = 0;     // geomean of T(TC)/T(CC): CUDA cores' speedup over tensor cores (Fig. 6)
+  double cc_over_tc = 0;     // geomean of T(CC)/T(TC), the speedups' "measured" (docs/FORMATS.md)
+  double cc_speedup = 0;     // 1 / cc_over_tc: CUDA cores' speedup over tensor cores, GPGPU'25 Fig. 6
   int count = 0;
 };
 std::vector<Geomean> geomeans(const std::vector<SpeedupResult>& s);

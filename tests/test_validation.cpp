@@ -235,7 +235,7 @@ TEST_CASE("speedups pair CUDA-core and tensor-core results and hold them against
   CHECK(s2[0].verdict == "within-bound");
 }
 
-TEST_CASE("geomeans of T(TC)/T(CC) per side of the L2 split") {
+TEST_CASE("geomeans of T(CC)/T(TC) per side of the L2 split, and the paper's CUDA-core speedup") {
   std::vector<SpeedupResult> s(4);
   s[0] = {"scale", "fp64", {{"n", 1}}, 1e6, "l2", 0.5};   // TC twice as slow
   s[1] = {"scale", "fp64", {{"n", 2}}, 2e6, "l2", 0.125}; // TC 8x slower
@@ -244,10 +244,12 @@ TEST_CASE("geomeans of T(TC)/T(CC) per side of the L2 split") {
   const auto g = geomeans(s);
   REQUIRE(g.size() == 2);
   CHECK(g[0].side == "in-l2");
-  CHECK(g[0].cc_over_tc == doctest::Approx(4.0));
+  CHECK(g[0].cc_over_tc == doctest::Approx(0.25));
+  CHECK(g[0].cc_speedup == doctest::Approx(4.0));
   CHECK(g[0].count == 2);
   CHECK(g[1].side == "out-of-l2");
-  CHECK(g[1].cc_over_tc == doctest::Approx(2.0));
+  CHECK(g[1].cc_over_tc == doctest::Approx(0.5));
+  CHECK(g[1].cc_speedup == doctest::Approx(2.0));
   CHECK(g[1].count == 2);
 }
 
@@ -305,7 +307,8 @@ TEST_CASE("results JSON: the FORMATS.md keys, round trip, strict reading") {
   summarize(r);
   REQUIRE(r.speedups.size() == 3);
   REQUIRE(r.geomeans.size() == 1);
-  CHECK(r.geomeans[0].cc_over_tc == doctest::Approx(1.25));
+  CHECK(r.geomeans[0].cc_over_tc == doctest::Approx(0.8));
+  CHECK(r.geomeans[0].cc_speedup == doctest::Approx(1.25));
   REQUIRE(r.overlap_fits.size() == 2);
 
   const auto j = to_json(r);
