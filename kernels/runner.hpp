@@ -34,8 +34,9 @@ struct Measurement {
 // naming the variant and size when the output is wrong; then warms up and times.
 Measurement measure(const KernelVariant& v, const ProblemSize& s, const MeasureOptions& o);
 
-// Evicts the L2 (gpu::flush_l2) and leaves it clean (a read pass over a further 2 x L2), so a
-// cold run neither finds its data cached nor pays for someone else's write-backs.
+// Evicts the L2 and leaves it clean (gpu::flush_l2 reads twice the L2, so dirty lines are
+// written back inside the flush): a cold run neither finds its data cached nor pays for
+// someone else's write-backs.
 void clean_l2(cudaStream_t stream = nullptr);
 
 // Cold timing: clean_l2 before every repeat, each repeat timed by gpu::time_kernel.
