@@ -54,7 +54,9 @@ __global__ void mma_loop_kernel(const typename Op::AReg* a, const typename Op::A
 #pragma unroll
   for (int i = 0; i < ILP; ++i)
 #pragma unroll
-    for (int r = 0; r < Op::NC; ++r) acc[i][r] = typename Op::CReg(0);
+    for (int r = 0; r < Op::NC; ++r) acc[i][r] = typename Op::CReg(i);
+  // Distinct starts per chain: ptxas lowers some mma (s4, fp8 on sm_90) to other instructions
+  // and would merge chains that compute the same values.
   __syncthreads();
   const long long t0 = clock64();
   for (int it = 0; it < iters; ++it) {
@@ -92,6 +94,7 @@ struct MmaRunner {
   // (ilp, warps, blocks, iters) -> per-block cycles; also the launch for event timing
   std::function<std::vector<double>(int, int, int, int)> run_cycles;
   std::function<void(int, int, int, int, cudaStream_t)> launch;
+  std::function<int(int)> max_warps;  // per ILP: what the kernel's register use allows per block
 };
 
 template <class Op>
@@ -262,6 +265,16 @@ MmaRunner make_runner(const std::string& sass, int min_cc) {
       default: throw std::invalid_argument("mma probe: ILP must be 1, 2, 4 or 8");
     }
   };
+  r.max_warps = [](int ilp) {
+    cudaFuncAttributes a{};
+    switch (ilp) {
+      case 1: CUDA_CHECK(cudaFuncGetAttributes(&a, mma_loop_kernel<Op, 1>)); break;
+      case 2: CUDA_CHECK(cudaFuncGetAttributes(&a, mma_loop_kernel<Op, 2>)); break;
+      case 4: CUDA_CHECK(cudaFuncGetAttributes(&a, mma_loop_kernel<Op, 4>)); break;
+      default: CUDA_CHECK(cudaFuncGetAttributes(&a, mma_loop_kernel<Op, 8>)); break;
+    }
+    return a.maxThreadsPerBlock / 32;
+  };
   r.run_cycles = [state, launch = r.launch](int ilp, int warps, int blocks, int iters) {
     launch(ilp, warps, blocks, iters, nullptr);
     CUDA_CHECK_LAUNCH();
@@ -277,10 +290,10 @@ MmaRunner make_runner(const std::string& sass, int min_cc) {
 // The instruction table: SASS as seen with cuobjdump on this build for sm_90 (sass_check.sh).
 std::vector<MmaRunner> runners() {
   std::vector<MmaRunner> v;
-  v.push_back(make_runner<F64_m8n8k4>("DMMA.884", 80));
-  v.push_back(make_runner<F64_m16n8k4>("DMMA.1684", 90));
-  v.push_back(make_runner<F64_m16n8k8>("DMMA.1688", 90));
-  v.push_back(make_runner<F64_m16n8k16>("DMMA.16816", 90));
+  v.push_back(make_runner<F64_m8n8k4>("DMMA.8x8x4", 80));
+  v.push_back(make_runner<F64_m16n8k4>("DMMA.16x8x4", 90));
+  v.push_back(make_runner<F64_m16n8k8>("DMMA.16x8x8", 90));
+  v.push_back(make_runner<F64_m16n8k16>("DMMA.16x8x16", 90));
   v.push_back(make_runner<F16F16_m16n8k8>("HMMA.1688.F16", 80));
   v.push_back(make_runner<F16F16_m16n8k16>("HMMA.16816.F16", 80));
   v.push_back(make_runner<F16F32_m16n8k8>("HMMA.1688.F32", 80));
@@ -291,10 +304,10 @@ std::vector<MmaRunner> runners() {
   v.push_back(make_runner<TF32_m16n8k8>("HMMA.1688.F32.TF32", 80));
   v.push_back(make_runner<S8_m16n8k16>("IMMA.16816.S8.S8", 80));
   v.push_back(make_runner<S8_m16n8k32>("IMMA.16832.S8.S8", 80));
-  v.push_back(make_runner<S4_m16n8k32>("IMAD (emulated on sm_90)", 80));
-  v.push_back(make_runner<S4_m16n8k64>("IMAD (emulated on sm_90)", 80));
-  v.push_back(make_runner<E4M3_m16n8k32>("HMMA.16832.F32.E4M3", 89));
-  v.push_back(make_runner<E5M2_m16n8k32>("HMMA.16832.F32.E5M2", 89));
+  v.push_back(make_runner<S4_m16n8k32>("IMMA.16816.S8.S8 (s4 unpacked to s8 by IMAD/SHF)", 80));
+  v.push_back(make_runner<S4_m16n8k64>("2x IMMA.16832.S8.S8 (s4 unpacked to s8 by IMAD/SHF)", 80));
+  v.push_back(make_runner<E4M3_m16n8k32>("2x HMMA.16816.F32 (e4m3 converted to f16)", 89));
+  v.push_back(make_runner<E5M2_m16n8k32>("2x HMMA.16816.F32 (e5m2 converted to f16)", 89));
   return v;
 }
 
@@ -351,6 +364,7 @@ ProbeOutput run_mma(const ProbeContext& ctx) {
     std::vector<std::tuple<int, int, double>> pts;
     for (int w : warps_axis)
       for (int i : ilps) {
+        if (w > r.max_warps(i)) continue;  // registers per thread x threads exceed the SM's file
         const double f = sweep_point(r, i, w, ctx.sm_count);
         pts.emplace_back(w, i, f);
         grid.push_back({{"instruction", key}, {"warps", w}, {"ilp", i}, {"fma_per_clock_per_sm", f},

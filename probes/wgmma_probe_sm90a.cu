@@ -160,6 +160,7 @@ struct WgmmaRunner {
   std::function<std::vector<double>(int wgs, int blocks, int iters, bool wait_each)> run_cycles;
   std::function<void(int wgs, int blocks, int iters, cudaStream_t)> launch;
   std::function<bool()> wrong_image;  // the plain sm_90 image ran
+  std::function<std::string()> descriptor;  // LBO/SBO as used after the check
 };
 
 template <class W, bool RS>
@@ -234,6 +235,9 @@ WgmmaRunner make_wg(const std::string& sass) {
     std::vector<long long> c(2 * blocks);
     CUDA_CHECK(cudaMemcpy(c.data(), s.clocks.data(), c.size() * sizeof(long long), cudaMemcpyDeviceToHost));
     return block_cycles(c, blocks);
+  };
+  r.descriptor = [st] {
+    return "lbo " + std::to_string(st->lbo) + " B, sbo " + std::to_string(st->sbo) + " B";
   };
   r.wrong_image = [st] {
     int f = 0;
@@ -347,7 +351,7 @@ ProbeOutput run_wgmma(const ProbeContext& ctx) {
       checks.push_back({{"instruction", key}, {"check", "failed"}, {"error", *err}});
       continue;
     }
-    checks.push_back({{"instruction", key}, {"check", "passed"}});
+    checks.push_back({{"instruction", key}, {"check", "passed"}, {"descriptor", r.descriptor()}});
     // Latency: one warpgroup, wait for each wgmma; five repeats.
     r.load(1, rng);
     std::vector<double> lat;
