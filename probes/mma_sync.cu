@@ -21,6 +21,9 @@ __device__ __forceinline__ double combine(double x, double y) { return x + y; }
 __device__ __forceinline__ float combine(float x, float y) { return x + y; }
 __device__ __forceinline__ uint32_t combine(uint32_t x, uint32_t y) { return x ^ y; }
 
+template <class Op>
+inline constexpr bool kVaryOperands = Op::a_elem == Elem::e4m3 || Op::a_elem == Elem::e5m2;
+
 // One mma on fragments loaded per lane; d holds C on entry. 32 threads.
 template <class Op>
 __global__ void mma_check_kernel(const typename Op::AReg* a, const typename Op::AReg* b,
@@ -61,7 +64,19 @@ __global__ void mma_loop_kernel(const typename Op::AReg* a, const typename Op::A
   const long long t0 = clock64();
   for (int it = 0; it < iters; ++it) {
 #pragma unroll
-    for (int i = 0; i < ILP; ++i) Op::mma(acc[i], ar, br);
+    for (int i = 0; i < ILP; ++i) {
+      if constexpr (kVaryOperands<Op>) {
+        // sm_90 has no FP8 mma: ptxas computes A*B with HMMA into zero and adds it with FADD,
+        // so a loop-invariant product would be hoisted out of the loop. A new A per mma stops it.
+        typename Op::AReg av[Op::NA];
+#pragma unroll
+        for (int r = 0; r < Op::NA; ++r) av[r] = ar[r];
+        av[0] ^= static_cast<uint32_t>((it * ILP + i) & 7);
+        Op::mma(acc[i], av, br);
+      } else {
+        Op::mma(acc[i], ar, br);
+      }
+    }
   }
   __syncthreads();
   const long long t1 = clock64();
@@ -304,10 +319,10 @@ std::vector<MmaRunner> runners() {
   v.push_back(make_runner<TF32_m16n8k8>("HMMA.1688.F32.TF32", 80));
   v.push_back(make_runner<S8_m16n8k16>("IMMA.16816.S8.S8", 80));
   v.push_back(make_runner<S8_m16n8k32>("IMMA.16832.S8.S8", 80));
-  v.push_back(make_runner<S4_m16n8k32>("IMMA.16816.S8.S8 (s4 unpacked to s8 by IMAD/SHF)", 80));
-  v.push_back(make_runner<S4_m16n8k64>("2x IMMA.16832.S8.S8 (s4 unpacked to s8 by IMAD/SHF)", 80));
-  v.push_back(make_runner<E4M3_m16n8k32>("2x HMMA.16816.F32 (e4m3 converted to f16)", 89));
-  v.push_back(make_runner<E5M2_m16n8k32>("2x HMMA.16816.F32 (e5m2 converted to f16)", 89));
+  v.push_back(make_runner<S4_m16n8k32>("CALL to a subroutine: s4 unpacked to s8 (IMAD.SHL/IMAD.U32), IMMA.16816.S8.S8", 80));
+  v.push_back(make_runner<S4_m16n8k64>("CALL to a subroutine: s4 unpacked to s8 (IMAD.SHL/IMAD.U32), 2x IMMA.16832.S8.S8", 80));
+  v.push_back(make_runner<E4M3_m16n8k32>("F2FP.F16.E4M3.UNPACK_B, 2x HMMA.16816.F32 (into zero), FADD into C", 89));
+  v.push_back(make_runner<E5M2_m16n8k32>("F2FP.F16.E5M2.UNPACK_B, 2x HMMA.16816.F32 (into zero), FADD into C", 89));
   return v;
 }
 
@@ -388,11 +403,15 @@ ProbeOutput run_mma(const ProbeContext& ctx) {
     const double fma_total = r.fma_per_mma * best_i * best_w * static_cast<double>(iters) * ctx.sm_count;
     const std::string note = "warps " + std::to_string(best_w) + ", ILP " + std::to_string(best_i) +
                              ", one block per SM, " + std::to_string(ctx.sm_count) + " SMs";
-    ti.throughput.measured = probes::measured_rate(t, 2.0 * fma_total, "mma", note);
     const auto c = r.run_cycles(best_i, best_w, ctx.sm_count, iters);
+    // SM clock during the run: clock64 cycles over event time (the post-run sample reads high
+    // when the tensor cores pull the clock down under load).
+    const double run_clock_hz = median(c) / t.summary.median;
+    ti.throughput.measured = probes::measured_rate(t, 2.0 * fma_total, "mma", note);
+    ti.throughput.measured->sm_clock_hz = run_clock_hz;
     std::vector<double> per_sm;
     for (double x : c) per_sm.push_back(fma_total / ctx.sm_count / x);
-    ti.fma_per_clock_per_sm.measured = probes::measured_from_samples(per_sm, "mma", t.sm_clock_hz, t.flagged,
+    ti.fma_per_clock_per_sm.measured = probes::measured_from_samples(per_sm, "mma", run_clock_hz, t.flagged,
                                                                      note + "; spread over SMs");
     out.instructions.push_back(ti);
     const double flops = ti.throughput.measured->median;
