@@ -62,16 +62,19 @@ __global__ void mma_loop_kernel(const typename Op::AReg* a, const typename Op::A
   // and would merge chains that compute the same values.
   __syncthreads();
   const long long t0 = clock64();
+  uint32_t seed = threadIdx.x;
   for (int it = 0; it < iters; ++it) {
+    if constexpr (kVaryOperands<Op>) seed = seed * 1664525u + 1013904223u;  // LCG: new bits per round
 #pragma unroll
     for (int i = 0; i < ILP; ++i) {
       if constexpr (kVaryOperands<Op>) {
         // sm_90 has no FP8 mma: ptxas computes A*B with HMMA into zero and adds it with FADD,
-        // so a loop-invariant product would be hoisted out of the loop. A new A per mma stops it.
+        // so a loop-invariant product would be hoisted out of the loop. A new A per mma (low
+        // mantissa bits of each byte from the LCG: values stay finite) stops it.
         typename Op::AReg av[Op::NA];
 #pragma unroll
         for (int r = 0; r < Op::NA; ++r) av[r] = ar[r];
-        av[0] ^= static_cast<uint32_t>((it * ILP + i) & 7);
+        av[0] ^= (seed >> i) & 0x03030303u;
         Op::mma(acc[i], av, br);
       } else {
         Op::mma(acc[i], ar, br);
