@@ -1,16 +1,159 @@
-// ceiling run — placeholder until its issue lands; it says so and fails.
+// ceiling run: the main job. With a GPU: calibrate -> validate -> report into a dated directory.
+// Without one: a report over the shipped descriptors and results, saying so.
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+#include <ctime>
+#include <iostream>
+#include <memory>
+
 #include "common.hpp"
+#include "model/descriptor.hpp"
+
+#ifdef CEILING_HAVE_CUDA
+#include "gpu/gpu.hpp"
+#endif
 
 namespace ceiling::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct RunOptions {
+  std::string out;
+  bool quick = false;
+  int device = 0;
+  bool json = false;
+};
+
+// ceiling-report-2026-11-21T1200, with -2, -3... when that exists already.
+fs::path dated_dir() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char b[64];
+  std::strftime(b, sizeof b, "ceiling-report-%Y-%m-%dT%H%M", &tm);
+  fs::path p = b;
+  std::error_code ec;
+  for (int k = 2; fs::exists(p, ec); ++k) p = std::string(b) + "-" + std::to_string(k);
+  return p;
+}
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+#ifdef CEILING_HAVE_CUDA
+// "NVIDIA H200" -> "h200"; "NVIDIA H100 80GB HBM3" -> "h100-80gb-hbm3".
+std::string id_from_name(std::string name) {
+  if (name.rfind("NVIDIA ", 0) == 0) name = name.substr(7);
+  std::string id;
+  for (char c : name) {
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      id += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    else if (!id.empty() && id.back() != '-')
+      id += '-';
+  }
+  while (!id.empty() && id.back() == '-') id.pop_back();
+  return id.empty() ? "gpu" : id;
+}
+
+int run_on_gpu(const RunOptions& opt, const fs::path& out) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const gpu::DeviceInfo dev = gpu::query_device(opt.device);
+  // Start from the shipped descriptor of this GPU when there is one (its spec values and references).
+  std::string base, id = id_from_name(dev.name);
+  for (const auto& p : shipped_descriptors()) {
+    try {
+      if (load_descriptor(p).identity.name == dev.name) {
+        base = p.string();
+        id = p.stem().string();
+        break;
+      }
+    } catch (const std::exception& e) {
+      spdlog::warn("run: skipping shipped descriptor {}: {}", p.string(), e.what());
+    }
+  }
+  // Measurements go to <out>-data first (the report directory must be new), then move into the report.
+  const fs::path work = fs::path(out.string() + "-data");
+  fs::create_directories(work);
+  const fs::path descriptor = work / (id + ".yaml");
+  const fs::path results = work / (id + "-validation.json");
+  spdlog::info("run: GPU {}: {} ({} SMs, cc {}), descriptor id '{}'{}", opt.device, dev.name, dev.sm_count,
+               dev.compute_capability(), id, base.empty() ? " (no shipped descriptor: spec values will be missing)" : "");
+
+  spdlog::info("run: [1/3] calibrate{} -> {}", opt.quick ? " (quick)" : "", descriptor.string());
+  CalibrateOptions c;
+  c.device = opt.device;
+  c.out = descriptor.string();
+  c.base = base;
+  c.quick = opt.quick;
+  if (int rc = run_calibrate(c); rc != 0) {
+    spdlog::error("run: calibrate failed (exit {}); measurements so far are in {}", rc, work.string());
+    return rc;
+  }
+  spdlog::info("run: calibrate done at {:.0f} s", since(t0));
+
+  spdlog::info("run: [2/3] validate{} -> {}", opt.quick ? " (quick)" : "", results.string());
+  ValidateOptions v;
+  v.hw = descriptor.string();
+  v.out = results.string();
+  v.device = opt.device;
+  v.quick = opt.quick;
+  const int vrc = run_validate(v);
+  std::error_code ec;
+  const bool have_results = vrc == 0 && fs::is_regular_file(results, ec);
+  if (!have_results) spdlog::warn("run: validate failed (exit {}); the report will have no validation results", vrc);
+  else spdlog::info("run: validate done at {:.0f} s", since(t0));
+
+  spdlog::info("run: [3/3] report -> {}", out.string());
+  ReportOptions r;
+  r.hw = {descriptor.string()};
+  if (have_results) r.results = {results.string()};
+  r.out = out.string();
+  r.json = opt.json;
+  const int rrc = run_report(r);
+  if (rrc != 0) {
+    spdlog::error("run: report failed; the measurements are in {}", work.string());
+    return rrc;
+  }
+  // Keep the raw measurements with the report they belong to.
+  fs::rename(work, out / "run-data", ec);
+  if (ec) spdlog::warn("run: measurements stay in {} ({})", work.string(), ec.message());
+  spdlog::info("run: done in {:.0f} s", since(t0));
+  return vrc == 0 ? 0 : 3;
+}
+#endif
+
+}  // namespace
 
 Subcommand add_run(CLI::App& root) {
+  auto opt = std::make_shared<RunOptions>();
   Subcommand s;
-  s.app = root.add_subcommand("run", "(not built yet)");
-  s.run = [] {
-    spdlog::error("'ceiling run' is not implemented in this build");
-    return 2;
+  s.app = root.add_subcommand(
+      "run", "The whole job: with a GPU, calibrate -> validate -> report into a dated directory; without one, a "
+             "report of the shipped descriptors and results");
+  s.app->add_option("--out", opt->out, "Report directory (default: ./ceiling-report-<UTC date and time>)");
+  s.app->add_flag("--quick", opt->quick, "Fewer probe configurations and kernel sizes (minutes instead of ~10)");
+  s.app->add_option("--device", opt->device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
+  s.app->add_flag("--json", opt->json, "Print the report's JSON summary on stdout");
+  s.run = [opt]() -> int {
+    const fs::path out = opt->out.empty() ? dated_dir() : fs::path(opt->out);
+    std::string reason;
+    int rc = 0;
+    if (!gpu_available(&reason)) {
+      spdlog::warn("no GPU found ({}): reporting the shipped descriptors and results", reason);
+      ReportOptions r;
+      r.out = out.string();
+      r.json = opt->json;
+      rc = run_report(r);
+    } else {
+#ifdef CEILING_HAVE_CUDA
+      rc = run_on_gpu(*opt, out);
+#endif
+    }
+    if (!opt->json) std::cout << "ceiling run: report in " << fs::absolute(out).lexically_normal().string() << "/index.html\n";
+    return rc;
   };
   return s;
 }

@@ -63,6 +63,10 @@ std::filesystem::path hardware_dir();
 std::filesystem::path resolve_hardware(const std::string& name_or_path);
 std::vector<std::filesystem::path> shipped_descriptors();  // sorted
 
+// Whether a usable GPU is present; when not, *reason says why ("no CUDA driver", "built without
+// CUDA", ...). Never throws. Implemented in cli/gpu_detect.cpp.
+bool gpu_available(std::string* reason);
+
 // Logs go to stderr; verbosity from -v/-q on the root app.
 void setup_logging(int verbosity);
 
