@@ -23,6 +23,8 @@ constexpr int kCoreLbo = 128;       // bytes between core matrices along K
 constexpr int kCoreSbo = 256;       // bytes between 8-row groups along M/N (2 core matrices of K)
 constexpr int kRowBytes = 32;       // every variant's K spans 32 bytes (k16 x 2 B, k8 x 4 B, k32 x 1 B)
 
+// Device helpers exist only in the sm_90a pass (the plain sm_90 pass compiles the kernel empty).
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || !defined(__CUDA_ARCH__)
 __device__ __forceinline__ uint64_t smem_desc(const void* p, uint32_t lbo, uint32_t sbo) {
   const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(p));
   // Matrix descriptor (PTX ISA "Shared memory matrix layout"): start>>4 [0,14), LBO>>4 [16,30),
@@ -33,6 +35,7 @@ __device__ __forceinline__ uint64_t smem_desc(const void* p, uint32_t lbo, uint3
 
 __device__ __forceinline__ uint32_t combine_w(uint32_t x, uint32_t y) { return x ^ y; }
 __device__ __forceinline__ float combine_w(float x, float y) { return x + y; }
+#endif
 
 // a_img: A as core matrices (64 x 32 bytes), b_img: B^T likewise (N x 32 bytes); a_frag: RS A
 // registers of one warpgroup (128 threads x 4). wait_each: latency mode (1 wgmma per group,

@@ -237,10 +237,20 @@ TEST_CASE("speedups pair CUDA-core and tensor-core results and hold them against
 
 TEST_CASE("geomeans of T(CC)/T(TC) per side of the L2 split, and the paper's CUDA-core speedup") {
   std::vector<SpeedupResult> s(4);
-  s[0] = {"scale", "fp64", {{"n", 1}}, 1e6, "l2", 0.5};   // TC twice as slow
-  s[1] = {"scale", "fp64", {{"n", 2}}, 2e6, "l2", 0.125}; // TC 8x slower
-  s[2] = {"scale", "fp64", {{"n", 3}}, 4e8, "dram", 1.0};
-  s[3] = {"scale", "fp64", {{"n", 4}}, 8e8, "dram", 0.25};
+  const auto make = [](double n, double ws, const char* level, double measured) {
+    SpeedupResult r;
+    r.kernel = "scale";
+    r.precision = "fp64";
+    r.size = {{"n", n}};
+    r.working_set_bytes = ws;
+    r.memory_level = level;
+    r.measured = measured;
+    return r;
+  };
+  s[0] = make(1, 1e6, "l2", 0.5);    // TC twice as slow
+  s[1] = make(2, 2e6, "l2", 0.125);  // TC 8x slower
+  s[2] = make(3, 4e8, "dram", 1.0);
+  s[3] = make(4, 8e8, "dram", 0.25);
   const auto g = geomeans(s);
   REQUIRE(g.size() == 2);
   CHECK(g[0].side == "in-l2");
