@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numbers>
 #include <set>
 #include <sstream>
 
@@ -49,12 +50,16 @@ namespace {
 const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf",
                           "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#393b79", "#637939"};
 constexpr int kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
+// Compute ceilings avoid the memory levels' colours (red DRAM, blue L2), which also colour the kernels.
+const char* kCeilingPalette[] = {"#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+                                 "#bcbd22", "#393b79", "#637939", "#843c39", "#7b4173", "#7f7f7f"};
+constexpr int kCeilingPaletteSize = sizeof(kCeilingPalette) / sizeof(kCeilingPalette[0]);
 
 std::string level_color(const std::string& level) {
   if (level == "dram") return "#d62728";
   if (level == "l2") return "#1f77b4";
-  if (level == "l1") return "#2ca02c";
-  if (level == "shared") return "#9467bd";
+  if (level == "l1") return "#2f4f4f";
+  if (level == "shared") return "#555555";
   return "#7f7f7f";
 }
 
@@ -169,7 +174,7 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
   int ci = 0;
   for (const auto& [u, m] : g.hw.compute) {
     for (const auto& [prec, f] : m) {
-      std::string color = kPalette[ci++ % kPaletteSize];
+      std::string color = kCeilingPalette[ci++ % kCeilingPaletteSize];
       for (const char* src : {"measured", "spec"}) {
         Line l;
         l.kind = "ceiling";
@@ -257,6 +262,11 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
        << "  set grid xtics ytics mxtics mytics lc rgb '#dddddd'\n"
        << "  set key bottom right box opaque font ',9'\n";
   int label_no = 1;
+  std::vector<std::pair<double, int>> ceiling_slots;
+  // On screen a roof rises one decade per decade; its angle follows the plot area's aspect.
+  const double decades_x = std::log10(xmax / xmin), decades_y = std::log10(ymax / ymin);
+  const double roof_angle = std::atan2((p.height - 110.0) / decades_y, (p.width - 110.0) / decades_x) * 180 / std::numbers::pi;
+  std::sort(ceilings.begin(), ceilings.end(), [](const Line& a, const Line& b) { return a.value > b.value; });
   for (auto* lines : {&ceilings, &roofs}) {
     for (auto& l : *lines) {
       std::string name = "s" + std::to_string(n++);
@@ -272,16 +282,30 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
         lj["precision"] = l.precision;
         lj["flop_per_s"] = l.value;
         data["ceilings"].push_back(lj);
-        if (l.labelled)
-          body << "  set label " << label_no++ << " " << gp_string(l.label) << " at " << exact(l.x1) << ","
-               << exact(l.y1) << " right offset -0.5,0.55 font ',8' tc rgb '" << l.color << "'\n";
+        if (l.labelled) {
+          // Slots keep labels of near-equal ceilings apart: right end above/below, left end above/below.
+          int slot = 0;
+          for (; slot < 4; ++slot) {
+            bool clash = false;
+            for (auto [v, sl] : ceiling_slots)
+              if (sl == slot && std::max(v, l.value) / std::min(v, l.value) < 1.4) clash = true;
+            if (!clash) break;
+          }
+          ceiling_slots.push_back({l.value, slot});
+          const bool right = slot < 2;
+          const char* dy = slot % 2 == 0 ? "0.55" : "-0.65";
+          body << "  set label " << label_no++ << " " << gp_string(l.label) << " at "
+               << exact(right ? l.x1 : l.x0) << "," << exact(l.y1) << (right ? " right offset -0.5," : " left offset 0.5,")
+               << dy << " font ',8' tc rgb '" << l.color << "'\n";
+        }
       } else {
         lj["level"] = l.level;
         lj["bytes_per_s"] = l.value;
         data["roofs"].push_back(lj);
         if (l.labelled)
-          body << "  set label " << label_no++ << " " << gp_string(l.label) << " at " << exact(l.x0 * 1.15) << ","
-               << exact(l.y0 * 1.15) << " left offset 0,0.7 font ',8' tc rgb '" << l.color << "'\n";
+          body << "  set label " << label_no++ << " " << gp_string(l.label) << " at " << exact(l.x0 * 1.6) << ","
+               << exact(l.y0 * 1.6) << " left rotate by " << short_num(roof_angle, 3) << " offset 0,0.6 font ',8' tc rgb '"
+               << l.color << "'\n";
       }
     }
   }
@@ -319,17 +343,26 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
     auto& b = best[{k.kernel, k.variant, k.level}];
     if (!b || k.efficiency.value_or(0) > b->efficiency.value_or(0)) b = &k;
   }
-  std::map<long, int> stagger;  // labels at the same intensity stack up
+  // Numbers beside the points, the words in a list in the empty upper left: nothing overlaps.
+  int num = 0;
+  json listing = json::array();
   for (const auto& [key, k] : best) {
-    long bucket = std::lround(std::log2(k->intensity) * 4);
-    int s = stagger[bucket]++;
-    std::string text = k->kernel + " " + (k->variant == "tensor_core" ? "TC" : "CC") + " " + upper(k->level);
-    if (k->efficiency) text += " " + short_num(*k->efficiency * 100, 3) + "% of bound";
-    if (k->balance) text += k->intensity < *k->balance ? ", mem-bound" : ", compute-bound";
-    body << "  set label " << label_no++ << " " << gp_string(text) << " at " << exact(k->intensity) << ","
-         << exact(k->flop_per_s) << " left offset 1," << short_num(-0.2 - 1.1 * s, 3) << " font ',8' tc rgb '"
+    ++num;
+    bool tc = k->variant == "tensor_core";
+    std::string text = std::to_string(num) + ": " + k->kernel + " " + (tc ? "TC" : "CC") + " " + upper(k->level) +
+                       " I=" + short_num(k->intensity, 3);
+    if (k->efficiency) text += ", " + short_num(*k->efficiency * 100, 3) + "% of its bound";
+    if (k->balance) text += k->intensity < *k->balance ? ", memory-bound" : ", compute-bound";
+    body << "  set label " << label_no++ << " " << gp_string(std::to_string(num)) << " at " << exact(k->intensity) << ","
+         << exact(k->flop_per_s) << (tc ? " right offset -0.9,-0.3" : " left offset 0.9,0.3") << " font ',8' tc rgb '"
          << level_color(k->level) << "'\n";
+    body << "  set label " << label_no++ << " " << gp_string(text) << " at graph 0.02, graph " << short_num(0.97 - 0.03 * num, 3)
+         << " left font ',8' tc rgb '" << level_color(k->level) << "'\n";
+    listing.push_back(text);
   }
+  if (num)
+    body << "  set label " << label_no++ << " 'kernels (efficiency = model bound / measured time):' at graph 0.02, graph 0.97 left font ',8'\n";
+  data["labels"] = listing;
   for (const auto& k : pts) {
     bool mb = k.balance && k.intensity < *k.balance;
     csv << "kernel,," << k.precision << "," << k.level << ",measured," << exact(k.flop_per_s) << ","
@@ -370,7 +403,19 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
   std::ostringstream db, body, csv;
   json data;
   // Eq. 22 with r = I/B: 1 + (a-1)/(1 + a/r); Eq. 24 (a -> inf): 1 + r.
-  const double rmin = 0.01, rmax = 4;
+  // Range: the paper's region around I = B, widened to show every measured point.
+  double rmin = 0.01, rmax = 4, smin = 0.9, smax = 3.2;
+  for (const auto& g : in.gpus)
+    for (const auto& r : in.results) {
+      if (r.gpu_id != g.hw.id) continue;
+      for (const auto& e : r.json.value("results", json::array())) {
+        auto i = jnum(e, "intensity");
+        auto b = cc_balance(g.hw, jstr(e, "precision"), jstr(e, "memory_level"));
+        if (i && b && *i > 0) rmin = std::min(rmin, std::pow(10.0, std::floor(std::log10(*i / *b / 2))));
+      }
+      for (const auto& s : r.json.value("speedups", json::array()))
+        if (auto m = jnum(s, "measured"); m && *m > 0) smin = std::min(smin, *m * 0.9), smax = std::max(smax, *m * 1.1);
+    }
   const int samples = 241;
   db << "$curves << EOD\n";
   csv << "kind,gpu,kernel,memory_level,size,i_over_b,alpha,speedup,bound_eq22\n";
@@ -449,14 +494,15 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
   std::ostringstream head;
   head << "  set title " << gp_string(p.title + " (Eq. 22, Eq. 24) with measured speedups") << "\n"
        << "  set logscale x\n"
-       << "  set xrange [" << rmin << ":" << rmax << "]\n"
-       << "  set yrange [0.9:3.2]\n"
+       << "  set xrange [" << exact(rmin) << ":" << exact(rmax) << "]\n"
+       << "  set yrange [" << exact(smin) << ":" << exact(smax) << "]\n"
        << "  set xlabel 'I / B  (kernel intensity over CUDA-core machine balance)'\n"
        << "  set ylabel 'speedup T(CC) / T(TC)'\n"
        << "  set grid lc rgb '#dddddd'\n"
        << "  set key top left box opaque font ',9'\n"
-       << "  set arrow from 1,0.9 to 1,3.2 nohead dt 3 lc rgb '#555555'\n"
-       << "  set label 900 'I = B: memory-bound to the left' at 1,3.1 right offset -0.5,0 font ',8'\n";
+       << "  set arrow from 1,graph 0 to 1,graph 1 nohead dt 3 lc rgb '#555555'\n"
+       << "  set arrow from " << exact(rmin) << ",1 to " << exact(rmax) << ",1 nohead dt 3 lc rgb '#555555'\n"
+       << "  set label 900 'I = B: memory-bound to the left' at 1,graph 0.97 right offset -0.5,0 font ',8'\n";
   p.datablocks = db.str();
   p.body = head.str() + body.str() + "  " + plots + "\n";
   p.csv = csv.str();
@@ -633,9 +679,15 @@ PlotSpec mma_plot(const GpuInput& g, const std::string& probe, std::vector<std::
     double xmax = 1;
     for (const auto& [ilp, pts] : by_ilp)
       for (auto [w, f] : pts) xmax = std::max(xmax, w);
+    double ymax = 0;
+    for (const auto& [ilp, pts] : by_ilp)
+      for (auto [w, f] : pts) ymax = std::max(ymax, f / 1e12);
+    for (const auto& ti : g.hw.tensor_instructions)
+      if (ti.key() == instr && ti.throughput.spec) ymax = std::max(ymax, ti.throughput.spec->value / 1e12);
     body << "  set title " << gp_string(instr) << " font ',9'\n"
          << "  set xrange [1:" << exact(pow2_ceil(xmax)) << "]\n"
-         << "  set key top left font ',7' " << (shown == 1 ? "" : "") << "\n";
+         << "  set yrange [0:" << exact(ymax * 1.15) << "]\n"
+         << "  set key top left font ',7'\n";
     std::string plots = "plot ";
     int k = 0;
     for (const auto& [ilp, pts_in] : by_ilp) {
