@@ -1,17 +1,414 @@
-// ceiling show — placeholder until its issue lands; it says so and fails.
+// ceiling show: one descriptor for people (or --json for programs), every number with its source.
+#include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
 #include "common.hpp"
+#include "model/descriptor.hpp"
+#include "model/units.hpp"
 
 namespace ceiling::cli {
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct ShowArgs {
+  std::string hw;
+  std::string source = "auto";
+  bool json = false;
+  bool list = false;
+};
+
+constexpr MemoryLevelKind kLevels[] = {MemoryLevelKind::dram, MemoryLevelKind::l2, MemoryLevelKind::l1,
+                                       MemoryLevelKind::shared};
+constexpr Precision kPrecisions[] = {Precision::fp64, Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16,
+                                     Precision::fp8,  Precision::int8, Precision::int4, Precision::int32};
+
+bool is_integer(Precision p) { return p == Precision::int8 || p == Precision::int4 || p == Precision::int32; }
+
+// Compute rates of integer precisions print as OP/s, the rest as FLOP/s (same dimension).
+// Peaks read best in T (as datasheets write them: "1979 TFLOP/s", not "1.979 PFLOP/s").
+std::string rate_text(double v, Precision p) {
+  std::string s = v >= 1e12 ? fmt::format("{:.6g} TFLOP/s", v / 1e12) : format_quantity(v, Dimension::flop_per_second, 6);
+  if (is_integer(p))
+    if (auto at = s.find("FLOP/s"); at != std::string::npos) s.replace(at, 6, "OP/s");
+  return s;
+}
+
+// Six significant digits: enough to show a datasheet or paper value as written ("1861.5 GB/s").
+std::string human(double v, Dimension d) { return format_quantity(v, d, 6); }
+
+std::string percent(double x) { return fmt::format("{:.2g}%", 100 * x); }
+
+std::string spec_source(const SpecValue& s) { return "spec " + s.reference; }
+
+std::string measured_source(const MeasuredValue& m) {
+  std::string s = "measured " + m.probe + " " + m.date;
+  std::vector<std::string> details;
+  if (m.repeats > 0) details.push_back("n=" + std::to_string(m.repeats));
+  if (m.cv > 0) details.push_back("cv " + percent(m.cv));
+  if (m.sm_clock_hz > 0) details.push_back("at " + format_quantity(m.sm_clock_hz, Dimension::hertz));
+  if (m.flagged) details.push_back("FLAGGED");
+  if (!m.note.empty()) details.push_back(m.note);
+  if (!details.empty()) {
+    s += " (";
+    for (size_t i = 0; i < details.size(); ++i) s += (i ? ", " : "") + details[i];
+    s += ")";
+  }
+  return s;
+}
+
+// "4.8 TB/s", and its source, under the chosen preference; the other source is mentioned too.
+struct Shown {
+  std::string value;   // "missing" when absent under the preference
+  std::string source;  // empty when missing
+};
+
+Shown show_field(const Field& f, SourcePreference pref, const std::function<std::string(double)>& text) {
+  const auto v = f.value(pref);
+  if (!v) {
+    // Say what exists under the other source, so "missing" is never mistaken for "zero".
+    if (f.spec) return {"missing", "(spec " + text(f.spec->value) + " not used: --source " + std::string(to_string(pref)) + ")"};
+    if (f.measured) return {"missing", "(measured " + text(f.measured->median) + " not used: --source " + std::string(to_string(pref)) + ")"};
+    return {"missing", ""};
+  }
+  Shown s;
+  s.value = text(*v);
+  if (f.source(pref) == "measured") {
+    s.source = measured_source(*f.measured);
+    if (f.spec) s.source += "; spec " + text(f.spec->value) + " " + f.spec->reference;
+  } else {
+    s.source = spec_source(*f.spec);
+    if (f.measured) s.source += "; measured " + text(f.measured->median) + " (not used)";
+  }
+  return s;
+}
+
+std::function<std::string(double)> plain(Dimension d) {
+  return [d](double v) { return human(v, d); };
+}
+
+json spec_json(const SpecValue& s, const HardwareDescriptor& d) {
+  json j{{"value", s.value}, {"ref", s.reference}};
+  if (auto it = d.references.find(s.reference); it != d.references.end()) j["citation"] = it->second;
+  return j;
+}
+
+json measured_json(const MeasuredValue& m) {
+  json j{{"median", m.median}, {"min", m.min},   {"max", m.max},         {"repeats", m.repeats},
+         {"cv", m.cv},         {"probe", m.probe}, {"date", m.date},     {"sm_clock_hz", m.sm_clock_hz},
+         {"flagged", m.flagged}};
+  if (!m.note.empty()) j["note"] = m.note;
+  return j;
+}
+
+json field_json(const Field& f, SourcePreference pref, const HardwareDescriptor& d) {
+  json j;
+  const auto v = f.value(pref);
+  j["value"] = v ? json(*v) : json(nullptr);
+  j["dimension"] = std::string(to_string(f.dimension));
+  j["text"] = v ? json(human(*v, f.dimension)) : json(nullptr);
+  j["source"] = std::string(f.source(pref));
+  j["spec"] = f.spec ? spec_json(*f.spec, d) : json(nullptr);
+  j["measured"] = f.measured ? measured_json(*f.measured) : json(nullptr);
+  return j;
+}
+
+struct View {
+  const HardwareDescriptor& d;
+  fs::path path;
+  SourcePreference pref;
+  std::optional<double> clock_hz() const { return d.sm_clock.value(pref); }
+};
+
+std::string latency_text(const View& v, double cycles) {
+  std::string s = human(cycles, Dimension::cycles);
+  if (auto hz = v.clock_hz()) s += " = " + format_quantity(cycles / *hz, Dimension::seconds);
+  return s;
+}
+
+// Rows of "label  value  source", aligned.
+struct Table {
+  std::vector<std::vector<std::string>> rows;
+  void add(std::vector<std::string> r) { rows.push_back(std::move(r)); }
+  void print(std::ostream& out, const std::string& indent) const {
+    std::vector<size_t> width;
+    for (const auto& r : rows)
+      for (size_t i = 0; i < r.size(); ++i) {
+        if (width.size() <= i) width.push_back(0);
+        width[i] = std::max(width[i], r[i].size());
+      }
+    for (const auto& r : rows) {
+      std::string line = indent;
+      for (size_t i = 0; i < r.size(); ++i) {
+        line += r[i];
+        if (i + 1 < r.size()) line += std::string(width[i] - r[i].size() + 2, ' ');
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out << line << "\n";
+    }
+  }
+};
+
+void print_human(const View& v, std::ostream& out) {
+  const HardwareDescriptor& d = v.d;
+  const Identity& id = d.identity;
+  out << id.name << "  (id " << d.id << ", " << v.path.string() << ")\n";
+  std::string line = "  " + std::to_string(id.sm_count) + " SMs";
+  if (!id.compute_capability.empty()) line += ", compute capability " + id.compute_capability;
+  if (!id.memory_type.empty()) line += ", " + id.memory_type;
+  if (!id.cuda_version.empty()) line += ", CUDA " + id.cuda_version;
+  if (!id.driver.empty()) line += ", driver " + id.driver;
+  out << line << "\n";
+  if (!id.uuid.empty()) out << "  uuid " << id.uuid << "\n";
+  out << "  schema " << d.schema << (d.tool_version.empty() ? "" : ", written by ceiling " + d.tool_version)
+      << "; values: " << to_string(v.pref)
+      << (v.pref == SourcePreference::measured_else_spec ? " (measured where present, else spec)" : "") << "\n";
+
+  out << "\nClocks\n";
+  {
+    Table t;
+    for (const auto& [label, f] : {std::pair<const char*, const Field*>{"SM", &d.sm_clock}, {"memory", &d.memory_clock}}) {
+      const Shown s = show_field(*f, v.pref, plain(Dimension::hertz));
+      t.add({label, s.value, s.source});
+    }
+    t.print(out, "  ");
+  }
+
+  out << "\nMemory\n";
+  for (MemoryLevelKind kind : kLevels) {
+    auto it = d.memory.find(kind);
+    const bool always = kind == MemoryLevelKind::dram || kind == MemoryLevelKind::l2;
+    if (it == d.memory.end() && !always) continue;
+    static const MemoryLevel kEmpty;
+    const MemoryLevel& l = it == d.memory.end() ? kEmpty : it->second;
+    out << "  " << to_string(kind) << "\n";
+    Table t;
+    auto row = [&](const std::string& label, const Field& f, const std::function<std::string(double)>& text) {
+      const Shown s = show_field(f, v.pref, text);
+      t.add({label, s.value, s.source});
+    };
+    row("capacity", l.capacity, plain(Dimension::bytes));
+    row("bandwidth", l.bandwidth, plain(Dimension::bytes_per_second));
+    if (l.bandwidth_per_sm.present() || kind == MemoryLevelKind::l1 || kind == MemoryLevelKind::shared) {
+      row("bandwidth per SM", l.bandwidth_per_sm, [&](double bpc) {
+        std::string s = human(bpc, Dimension::bytes_per_cycle);
+        if (auto hz = v.clock_hz())  // derived for reading convenience: B/clk/SM x SMs x clock
+          s += " (device " + format_quantity(bpc * d.identity.sm_count * *hz, Dimension::bytes_per_second) + ")";
+        return s;
+      });
+    }
+    row("latency", l.latency, [&](double c) { return latency_text(v, c); });
+    for (const auto& [name, f] : l.patterns)
+      if (f.present()) row("pattern " + name, f, plain(Dimension::bytes_per_second));
+    for (const auto& [name, f] : l.extra)
+      if (f.present())
+        row(name, f, f.dimension == Dimension::cycles ? std::function<std::string(double)>([&](double c) { return latency_text(v, c); })
+                                                      : plain(f.dimension));
+    t.print(out, "    ");
+  }
+
+  out << "\nCompute ceilings (alpha = tensor core / CUDA core)\n";
+  {
+    Table t;
+    t.add({"precision", "cuda_core", "source", "tensor_core", "source", "alpha"});
+    for (Precision p : kPrecisions) {
+      const Field* cc = d.find_field("compute.cuda_core." + std::string(to_string(p)));
+      const Field* tc = d.find_field("compute.tensor_core." + std::string(to_string(p)));
+      if (!(cc && cc->present()) && !(tc && tc->present())) continue;
+      const auto text = [p](double x) { return rate_text(x, p); };
+      const Shown sc = cc ? show_field(*cc, v.pref, text) : Shown{"missing", ""};
+      const Shown st = tc ? show_field(*tc, v.pref, text) : Shown{"missing", ""};
+      const auto pc = d.peak(ComputeUnit::cuda_core, p, v.pref);
+      const auto pt = d.peak(ComputeUnit::tensor_core, p, v.pref);
+      t.add({std::string(to_string(p)), sc.value, sc.source, st.value, st.source,
+             pc && pt ? fmt::format("{:.3g}", *pt / *pc) : "-"});
+    }
+    t.print(out, "  ");
+  }
+
+  if (!d.tensor_instructions.empty()) {
+    out << "\nTensor instructions (latency of one warp / warp group at ILP 1; throughput of the whole device)\n";
+    Table t;
+    t.add({"instruction", "sass", "latency", "throughput", "FMA/clk/SM", "warps x ILP", "source"});
+    for (const auto& ti : d.tensor_instructions) {
+      std::vector<std::string> sources;
+      auto cell = [&](const Field& f, const std::function<std::string(double)>& text) {
+        const Shown s = show_field(f, v.pref, text);
+        if (!s.source.empty() && std::find(sources.begin(), sources.end(), s.source) == sources.end())
+          sources.push_back(s.source);
+        return s.value == "missing" ? std::string("-") : s.value;
+      };
+      const std::string lat = cell(ti.latency, [&](double c) { return latency_text(v, c); });
+      const std::string thr = cell(ti.throughput, [&](double x) { return rate_text(x, ti.input); });
+      const std::string fma = cell(ti.fma_per_clock_per_sm, plain(Dimension::dimensionless));
+      std::string best = "-";
+      if (ti.best_warps || ti.best_ilp)
+        best = (ti.best_warps ? std::to_string(*ti.best_warps) : "?") + " x " + (ti.best_ilp ? std::to_string(*ti.best_ilp) : "?");
+      std::string src;
+      for (size_t i = 0; i < sources.size(); ++i) src += (i ? "; " : "") + sources[i];
+      t.add({ti.key(), ti.sass.empty() ? "-" : ti.sass, lat, thr, fma, best, src});
+    }
+    t.print(out, "  ");
+  }
+
+  if (!d.references.empty()) {
+    out << "\nReferences\n";
+    for (const auto& [k, c] : d.references) out << "  " << k << ": " << c << "\n";
+  }
+  if (!d.notes.empty()) {
+    out << "\nNotes\n";
+    for (const auto& n : d.notes) out << "  - " << n << "\n";
+  }
+}
+
+json to_json(const View& v) {
+  const HardwareDescriptor& d = v.d;
+  json j;
+  j["schema"] = d.schema;
+  j["id"] = d.id;
+  j["path"] = v.path.string();
+  j["source"] = std::string(to_string(v.pref));
+  if (!d.tool_version.empty()) j["tool_version"] = d.tool_version;
+  const Identity& id = d.identity;
+  j["identity"] = {{"name", id.name},         {"uuid", id.uuid},
+                   {"sm_count", id.sm_count}, {"compute_capability", id.compute_capability},
+                   {"driver", id.driver},     {"cuda_version", id.cuda_version},
+                   {"memory_type", id.memory_type}};
+  j["clocks"] = {{"sm", field_json(d.sm_clock, v.pref, d)}, {"memory", field_json(d.memory_clock, v.pref, d)}};
+  json mem = json::object();
+  for (const auto& [kind, l] : d.memory) {
+    json lj;
+    lj["capacity"] = field_json(l.capacity, v.pref, d);
+    lj["bandwidth"] = field_json(l.bandwidth, v.pref, d);
+    lj["bandwidth_per_sm"] = field_json(l.bandwidth_per_sm, v.pref, d);
+    lj["latency"] = field_json(l.latency, v.pref, d);
+    const auto lat = l.latency.value(v.pref);
+    const auto hz = v.clock_hz();
+    lj["latency_s"] = lat && hz ? json(*lat / *hz) : json(nullptr);
+    lj["patterns"] = json::object();
+    for (const auto& [name, f] : l.patterns)
+      if (f.present()) lj["patterns"][name] = field_json(f, v.pref, d);
+    lj["extra"] = json::object();
+    for (const auto& [name, f] : l.extra)
+      if (f.present()) lj["extra"][name] = field_json(f, v.pref, d);
+    mem[std::string(to_string(kind))] = lj;
+  }
+  j["memory"] = mem;
+  json comp = json::object();
+  json alpha = json::object();
+  for (const auto& [unit, m] : d.compute) {
+    json uj = json::object();
+    for (const auto& [p, f] : m)
+      if (f.present()) uj[std::string(to_string(p))] = field_json(f, v.pref, d);
+    comp[std::string(to_string(unit))] = uj;
+  }
+  for (Precision p : kPrecisions) {
+    const auto pc = d.peak(ComputeUnit::cuda_core, p, v.pref);
+    const auto pt = d.peak(ComputeUnit::tensor_core, p, v.pref);
+    if (pc && pt) alpha[std::string(to_string(p))] = *pt / *pc;
+  }
+  j["compute"] = comp;
+  j["alpha"] = alpha;
+  json tis = json::array();
+  for (const auto& ti : d.tensor_instructions) {
+    json t{{"key", ti.key()},
+           {"api", ti.api},
+           {"shape", ti.shape},
+           {"input", std::string(to_string(ti.input))},
+           {"input_detail", ti.input_detail},
+           {"accumulate", std::string(to_string(ti.accumulate))},
+           {"sparse", ti.sparse},
+           {"operand_a", ti.operand_a},
+           {"sass", ti.sass},
+           {"latency", field_json(ti.latency, v.pref, d)},
+           {"throughput", field_json(ti.throughput, v.pref, d)},
+           {"fma_per_clock_per_sm", field_json(ti.fma_per_clock_per_sm, v.pref, d)}};
+    t["best_warps"] = ti.best_warps ? json(*ti.best_warps) : json(nullptr);
+    t["best_ilp"] = ti.best_ilp ? json(*ti.best_ilp) : json(nullptr);
+    tis.push_back(t);
+  }
+  j["tensor_instructions"] = tis;
+  j["references"] = d.references;
+  j["notes"] = d.notes;
+  return j;
+}
+
+int list_shipped(bool as_json) {
+  const auto files = shipped_descriptors();
+  json arr = json::array();
+  Table t;
+  t.add({"id", "name", "SMs", "DRAM bandwidth", "file"});
+  int failures = 0;
+  for (const auto& file : files) {
+    try {
+      const HardwareDescriptor d = load_descriptor(file);
+      const auto bw = d.bandwidth(MemoryLevelKind::dram);
+      arr.push_back({{"id", d.id},
+                     {"name", d.identity.name},
+                     {"sm_count", d.identity.sm_count},
+                     {"dram_bandwidth_bytes_per_s", bw ? json(*bw) : json(nullptr)},
+                     {"path", file.string()}});
+      t.add({d.id, d.identity.name, std::to_string(d.identity.sm_count),
+             bw ? human(*bw, Dimension::bytes_per_second) : "missing", file.string()});
+    } catch (const DescriptorError& e) {
+      ++failures;
+      spdlog::error("{}", e.what());
+      arr.push_back({{"id", file.stem().string()}, {"path", file.string()}, {"error", e.what()}});
+    }
+  }
+  if (as_json) {
+    std::cout << json{{"hardware_dir", hardware_dir().string()}, {"descriptors", arr}}.dump(2) << "\n";
+  } else {
+    std::cout << "Shipped descriptors in " << hardware_dir().string() << "\n";
+    t.print(std::cout, "  ");
+  }
+  return failures ? 1 : 0;
+}
+
+int run_show(const ShowArgs& a) {
+  if (a.list) return list_shipped(a.json);
+  if (a.hw.empty()) throw std::runtime_error("ceiling show needs --hw ID|FILE or --list");
+  SourcePreference pref;
+  try {
+    pref = parse_source_preference(a.source);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(std::string("--source: ") + e.what());
+  }
+  const fs::path path = resolve_hardware(a.hw);
+  const HardwareDescriptor d = load_descriptor(path);
+  const View v{d, path, pref};
+  if (a.json)
+    std::cout << to_json(v).dump(2) << "\n";
+  else
+    print_human(v, std::cout);
+  return 0;
+}
+
+}  // namespace
 
 Subcommand add_show(CLI::App& root) {
+  auto a = std::make_shared<ShowArgs>();
   Subcommand s;
-  s.app = root.add_subcommand("show", "(not built yet)");
-  s.run = [] {
-    spdlog::error("'ceiling show' is not implemented in this build");
-    return 2;
-  };
+  CLI::App* app = root.add_subcommand("show", "Show a hardware descriptor: every number with its source");
+  auto* hw = app->add_option("--hw", a->hw, "Hardware descriptor: a YAML file or a shipped id (see --list)");
+  auto* list = app->add_flag("--list", a->list, "List the shipped descriptors");
+  hw->excludes(list);
+  app->add_option("--source", a->source, "auto | spec | measured (default auto: measured where present, else spec)")
+      ->check(CLI::IsMember({"auto", "spec", "measured"}));
+  app->add_flag("--json", a->json, "One JSON object on stdout");
+  app->footer("Examples:\n  ceiling show --hw gh200\n  ceiling show --hw hardware/h200.yaml --source spec --json\n"
+              "  ceiling show --list");
+  s.app = app;
+  s.run = [a] { return run_show(*a); };
   return s;
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "units.hpp"
@@ -51,6 +52,11 @@ SourcePreference parse_source_preference(std::string_view);  // "measured" | "sp
 
 // One number of a descriptor with everything we know of where it comes from.
 struct Field {
+  Field() = default;
+  // Same meaning as aggregate initialization, spelled out so `Field x{Dimension::bytes}` is warning-free.
+  Field(Dimension d, std::optional<SpecValue> s = std::nullopt, std::optional<MeasuredValue> m = std::nullopt)
+      : dimension(d), spec(std::move(s)), measured(std::move(m)) {}
+
   Dimension dimension = Dimension::dimensionless;
   std::optional<SpecValue> spec;
   std::optional<MeasuredValue> measured;
@@ -88,7 +94,9 @@ struct TensorInstruction {
   Field fma_per_clock_per_sm{Dimension::dimensionless}; // saturated, per SM
   std::optional<int> best_warps;  // smallest (warps per SM, ILP) reaching 95% of saturation
   std::optional<int> best_ilp;
-  std::string key() const;  // "mma.m8n8k4.fp64.fp64", "wgmma.m64n256k16.fp16.fp32.ss", "+.sp"
+  // "mma.m8n8k4.fp64.fp64", "wgmma.m64n256k16.fp16.fp32.ss", "+.sp"; input_detail joins the input
+  // type with '_': "wgmma.m64n256k32.fp8_e4m3.fp32.ss".
+  std::string key() const;
 };
 
 struct Identity {
@@ -125,7 +133,9 @@ struct HardwareDescriptor {
   // "sm_clock", "memory.dram.bandwidth", "memory.dram.patterns.copy", "memory.l1.latency",
   // "memory.l2.extra.far_half", "compute.cuda_core.fp64". Creates missing levels/entries.
   // Throws std::invalid_argument for a path that names no field.
+  // A new extra entry starts as Dimension::bytes (capacity-like knee); set .dimension for others.
   Field& field(std::string_view path);
+  // nullptr when the entry does not exist (creates nothing); throws like field() for a bad path.
   const Field* find_field(std::string_view path) const;
 
   // Store a measurement (replacing any earlier one); keeps the spec value.
@@ -152,6 +162,8 @@ class DescriptorError : public std::runtime_error {
 // Strict load: unknown keys, wrong units/dimensions, non-positive values, missing required
 // fields (schema, identity.name, identity.sm_count, at least one memory level with bandwidth)
 // and wrong schema versions throw DescriptorError with the line (1-based) of the offending key.
+// A spec `ref` of one word must be a key of `references:`; a ref with spaces is a citation itself.
+// Measured values need median, probe and an ISO 8601 date; min <= median <= max when given.
 HardwareDescriptor load_descriptor(const std::filesystem::path& file);
 HardwareDescriptor parse_descriptor(const std::string& yaml_text, const std::string& name_for_errors);
 // Canonical YAML; load(save(d)) == d exactly (values written with format_exact).

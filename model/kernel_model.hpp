@@ -2,7 +2,10 @@
 // both `predict` and `validate` (STYLE habit 7). Formulas from GPGPU'25 §3.
 #pragma once
 #include <filesystem>
+#include <optional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "descriptor.hpp"
@@ -40,6 +43,32 @@ KernelModel custom_model(double work_flop, double traffic_bytes, Precision p = P
 // Small YAML kernel file: {kind: custom, work: "1 GFLOP"?...}; see docs. Throws DescriptorError-like
 // errors with file:line.
 KernelModel load_kernel_file(const std::filesystem::path& file);
+
+// --- added by model-eq ---
+// Any problem in a kernel file: message is "file:line:column: key: cause".
+class KernelFileError : public std::runtime_error {
+ public:
+  KernelFileError(std::string file, int line, int column, std::string key, std::string cause);
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }
+  int column() const { return column_; }
+  const std::string& key() const { return key_; }
+  const std::string& cause() const { return cause_; }
+
+ private:
+  std::string file_, key_, cause_;
+  int line_, column_;
+};
+// The kinds scale/gemv/... accepted by `predict --kernel` and by kernel files.
+const std::vector<std::string>& kernel_kinds();
+// "2 GFLOP", "1.5 TOP" or a bare number of flop; a rate ("2 GFLOP/s") is an error naming `field`.
+double parse_work_flop(std::string_view text, std::string_view field = "work");
+// "8 GB", "1 GiB" or a bare number of bytes; anything else is a UnitError naming `field`.
+double parse_traffic_bytes(std::string_view text, std::string_view field = "traffic");
+// A problem size: "1e9", "4096"; positive, finite and a whole number, else std::invalid_argument.
+double parse_size(std::string_view text, std::string_view field);
+// Fraction of tensor-core peak that SCALE as B*(qI) uses: 1/max(m,n) of the mma shape.
+double scale_tensor_core_fraction(Precision p);
 
 // Everything `ceiling predict` reports for one kernel on one descriptor.
 struct PredictOptions {

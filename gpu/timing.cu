@@ -1,0 +1,201 @@
+// Measured SM clock, CUDA-event timing with throttle/noise detection, L2 flush.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gpu.hpp"
+
+namespace ceiling::gpu {
+
+namespace {
+
+__device__ __forceinline__ unsigned long long global_timer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Every thread spins with dependent FMAs until `ns` of wall time passed; thread 0 of each block
+// records (cycles, nanoseconds) of its SM over that window.
+__global__ void clock_sampler(unsigned long long ns, long long* cycles, long long* nanos, float* sink) {
+  __shared__ unsigned long long t0s;
+  __shared__ long long c0s;
+  if (threadIdx.x == 0) {
+    t0s = global_timer_ns();
+    c0s = clock64();
+  }
+  __syncthreads();
+  const unsigned long long t0 = t0s;
+  float x = threadIdx.x * 1e-3f, y = 1.0001f;
+  unsigned long long t = t0;
+  while (t - t0 < ns) {
+#pragma unroll
+    for (int i = 0; i < 64; ++i) x = fmaf(x, y, 1e-7f);
+    t = global_timer_ns();
+  }
+  if (x == 12345.678f) *sink = x;  // keeps the FMAs alive; practically never true
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const long long c1 = clock64();
+    const unsigned long long t1 = global_timer_ns();
+    cycles[blockIdx.x] = c1 - c0s;
+    nanos[blockIdx.x] = static_cast<long long>(t1 - t0s);
+  }
+}
+
+struct ClockScratch {
+  long long* cycles = nullptr;
+  long long* nanos = nullptr;
+  float* sink = nullptr;
+  int capacity = 0;
+};
+
+// One scratch area per device, kept for the process (freeing at exit races the context teardown).
+ClockScratch& scratch_for_current_device(int blocks) {
+  static std::mutex m;
+  static std::map<int, ClockScratch> per_device;
+  std::lock_guard<std::mutex> lock(m);
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  ClockScratch& s = per_device[dev];
+  if (s.capacity < blocks) {
+    if (s.cycles) CUDA_CHECK(cudaFree(s.cycles));
+    if (s.nanos) CUDA_CHECK(cudaFree(s.nanos));
+    if (!s.sink) CUDA_CHECK(cudaMalloc(&s.sink, sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&s.cycles, blocks * sizeof(long long)));
+    CUDA_CHECK(cudaMalloc(&s.nanos, blocks * sizeof(long long)));
+    s.capacity = blocks;
+  }
+  return s;
+}
+
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int ordinal) {
+    CUDA_CHECK(cudaGetDevice(&previous_));
+    if (ordinal != previous_) CUDA_CHECK(cudaSetDevice(ordinal));
+  }
+  ~DeviceGuard() { CUDA_CHECK_NOTHROW(cudaSetDevice(previous_)); }
+
+ private:
+  int previous_ = 0;
+};
+
+double hz_of(long long cycles, long long nanos) {
+  return nanos > 0 ? static_cast<double>(cycles) / static_cast<double>(nanos) * 1e9 : 0.0;
+}
+
+// A short one-block sample enqueued after each timed repeat: the clock right after the work.
+constexpr unsigned long long kSampleNs = 200'000;
+
+}  // namespace
+
+double measure_sm_clock_hz(int ordinal, double seconds) {
+  if (!(seconds > 0)) throw std::invalid_argument("measure_sm_clock_hz: seconds must be > 0");
+  DeviceGuard guard(ordinal);
+  int sms = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal));
+  const int blocks = 2 * sms;  // two blocks per SM: every SM busy
+  ClockScratch& s = scratch_for_current_device(blocks);
+  // A short first launch ramps the clock up from idle; the second is measured.
+  clock_sampler<<<blocks, 256>>>(2'000'000, s.cycles, s.nanos, s.sink);
+  CUDA_CHECK_LAUNCH();
+  clock_sampler<<<blocks, 256>>>(static_cast<unsigned long long>(seconds * 1e9), s.cycles, s.nanos,
+                                 s.sink);
+  CUDA_CHECK_LAUNCH();
+  std::vector<long long> c(blocks), n(blocks);
+  CUDA_CHECK(cudaMemcpy(c.data(), s.cycles, blocks * sizeof(long long), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(n.data(), s.nanos, blocks * sizeof(long long), cudaMemcpyDeviceToHost));
+  std::vector<double> hz(blocks);
+  for (int i = 0; i < blocks; ++i) hz[i] = hz_of(c[i], n[i]);
+  const double med = median(hz);
+  if (!(med > 1e6)) throw std::runtime_error("measure_sm_clock_hz: implausible clock " + std::to_string(med) + " Hz");
+  return med;
+}
+
+Timing time_kernel(const std::function<void(cudaStream_t)>& launch, const TimingOptions& opt,
+                   cudaStream_t stream) {
+  if (opt.repeats < 1) throw std::invalid_argument("time_kernel: repeats must be >= 1");
+  ClockScratch& s = scratch_for_current_device(opt.repeats);
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  struct Events {
+    cudaEvent_t a, b;
+    ~Events() {
+      CUDA_CHECK_NOTHROW(cudaEventDestroy(a));
+      CUDA_CHECK_NOTHROW(cudaEventDestroy(b));
+    }
+  } events{start, stop};
+
+  Timing t;
+  for (int attempt = 0; attempt <= opt.max_retries; ++attempt) {
+    for (int i = 0; i < opt.warmup; ++i) {
+      launch(stream);
+      CUDA_CHECK_LAUNCH();
+    }
+    std::vector<double> seconds(opt.repeats);
+    for (int r = 0; r < opt.repeats; ++r) {
+      if (opt.flush_l2) flush_l2(stream);
+      CUDA_CHECK(cudaEventRecord(start, stream));
+      launch(stream);
+      CUDA_CHECK_LAUNCH();
+      CUDA_CHECK(cudaEventRecord(stop, stream));
+      // Clock sample after the timed region: how fast the SMs ran right after this repeat.
+      clock_sampler<<<1, 32, 0, stream>>>(kSampleNs, s.cycles + r, s.nanos + r, s.sink);
+      CUDA_CHECK_LAUNCH();
+      CUDA_CHECK(cudaEventSynchronize(stop));
+      float ms = 0;
+      CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+      seconds[r] = ms * 1e-3;
+    }
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    std::vector<long long> c(opt.repeats), n(opt.repeats);
+    CUDA_CHECK(cudaMemcpy(c.data(), s.cycles, opt.repeats * sizeof(long long), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(n.data(), s.nanos, opt.repeats * sizeof(long long), cudaMemcpyDeviceToHost));
+    std::vector<double> hz(opt.repeats);
+    for (int r = 0; r < opt.repeats; ++r) hz[r] = hz_of(c[r], n[r]);
+    const double hz_max = *std::max_element(hz.begin(), hz.end());
+    const double hz_min = *std::min_element(hz.begin(), hz.end());
+
+    t.seconds = std::move(seconds);
+    t.summary = summarize(t.seconds);
+    t.sm_clock_hz = median(hz);
+    t.flag_reason.clear();
+    if (hz_min < opt.min_clock_ratio * hz_max)
+      t.flag_reason = "throttled: SM clock fell to " + std::to_string(hz_min / 1e6) + " MHz (max " +
+                      std::to_string(hz_max / 1e6) + " MHz)";
+    else if (opt.repeats > 1 && t.summary.cv > opt.max_cv)
+      t.flag_reason = "noisy: CV " + std::to_string(t.summary.cv) + " > " + std::to_string(opt.max_cv);
+    t.flagged = !t.flag_reason.empty();
+    if (!t.flagged) break;
+  }
+  return t;
+}
+
+void flush_l2(cudaStream_t stream) {
+  static std::mutex m;
+  static std::map<int, std::pair<void*, size_t>> buffers;  // kept for the process
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  std::pair<void*, size_t> buf;
+  {
+    std::lock_guard<std::mutex> lock(m);
+    auto& b = buffers[dev];
+    if (!b.first) {
+      int l2 = 0;
+      CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+      b.second = 2 * static_cast<size_t>(std::max(l2, 1 << 20));
+      CUDA_CHECK(cudaMalloc(&b.first, b.second));
+    }
+    buf = b;
+  }
+  // Writing twice the L2 evicts everything the timed work left there.
+  CUDA_CHECK(cudaMemsetAsync(buf.first, 0x5a, buf.second, stream));
+}
+
+}  // namespace ceiling::gpu

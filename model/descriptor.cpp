@@ -1,0 +1,348 @@
+// Hardware descriptor: enums, field access, dotted paths, equality. YAML I/O is in descriptor_yaml.cpp.
+#include "descriptor.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+
+namespace ceiling {
+
+namespace {
+
+constexpr std::array<std::pair<Precision, std::string_view>, 9> kPrecisions{{
+    {Precision::fp64, "fp64"}, {Precision::fp32, "fp32"}, {Precision::tf32, "tf32"},
+    {Precision::fp16, "fp16"}, {Precision::bf16, "bf16"}, {Precision::fp8, "fp8"},
+    {Precision::int8, "int8"}, {Precision::int4, "int4"}, {Precision::int32, "int32"}}};
+constexpr std::array<std::pair<ComputeUnit, std::string_view>, 2> kUnits{{
+    {ComputeUnit::cuda_core, "cuda_core"}, {ComputeUnit::tensor_core, "tensor_core"}}};
+constexpr std::array<std::pair<MemoryLevelKind, std::string_view>, 4> kLevels{{
+    {MemoryLevelKind::dram, "dram"}, {MemoryLevelKind::l2, "l2"}, {MemoryLevelKind::l1, "l1"},
+    {MemoryLevelKind::shared, "shared"}}};
+
+template <class E, size_t N>
+std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& table, E e) {
+  for (const auto& [v, n] : table)
+    if (v == e) return n;
+  return "unknown";
+}
+
+template <class E, size_t N>
+E parse_name(const std::array<std::pair<E, std::string_view>, N>& table, std::string_view s, const char* what) {
+  for (const auto& [v, n] : table)
+    if (n == s) return v;
+  std::string known;
+  for (const auto& [v, n] : table) known += (known.empty() ? "" : ", ") + std::string(n);
+  throw std::invalid_argument("unknown " + std::string(what) + " '" + std::string(s) + "' (known: " + known + ")");
+}
+
+std::vector<std::string> split_path(std::string_view path) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    parts.emplace_back(path.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return parts;
+}
+
+bool valid_entry_name(std::string_view s) {
+  if (s.empty()) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+[[noreturn]] void bad_path(std::string_view path, const std::string& why) {
+  throw std::invalid_argument("descriptor path '" + std::string(path) + "' names no field: " + why +
+                              " (e.g. sm_clock, memory.dram.bandwidth, memory.dram.patterns.copy, "
+                              "memory.l2.extra.far_half, compute.tensor_core.fp64)");
+}
+
+// A parsed dotted path; `level_field` / `compute` say which member it names.
+struct ParsedPath {
+  enum class Kind { sm_clock, memory_clock, level_member, pattern, extra, compute } kind;
+  MemoryLevelKind level = MemoryLevelKind::dram;
+  std::string member;  // capacity | bandwidth | bandwidth_per_sm | latency, or the pattern/extra name
+  ComputeUnit unit = ComputeUnit::cuda_core;
+  Precision precision = Precision::fp64;
+};
+
+ParsedPath parse_path(std::string_view path) {
+  const auto p = split_path(path);
+  ParsedPath out{};
+  if (p.size() == 1 && (p[0] == "sm_clock" || p[0] == "memory_clock")) {
+    out.kind = p[0] == "sm_clock" ? ParsedPath::Kind::sm_clock : ParsedPath::Kind::memory_clock;
+    return out;
+  }
+  if (p[0] == "memory") {
+    if (p.size() < 3) bad_path(path, "expected memory.<level>.<member>");
+    try {
+      out.level = parse_memory_level(p[1]);
+    } catch (const std::invalid_argument& e) {
+      bad_path(path, e.what());
+    }
+    if (p.size() == 3) {
+      static const std::array<std::string_view, 4> members{"capacity", "bandwidth", "bandwidth_per_sm", "latency"};
+      if (std::find(members.begin(), members.end(), p[2]) == members.end())
+        bad_path(path, "unknown member '" + p[2] + "'");
+      out.kind = ParsedPath::Kind::level_member;
+      out.member = p[2];
+      return out;
+    }
+    if (p.size() == 4 && (p[2] == "patterns" || p[2] == "extra")) {
+      if (!valid_entry_name(p[3])) bad_path(path, "names are lower case letters, digits and '_'");
+      out.kind = p[2] == "patterns" ? ParsedPath::Kind::pattern : ParsedPath::Kind::extra;
+      out.member = p[3];
+      return out;
+    }
+    bad_path(path, "expected memory.<level>.<member>, .patterns.<name> or .extra.<name>");
+  }
+  if (p[0] == "compute") {
+    if (p.size() != 3) bad_path(path, "expected compute.<unit>.<precision>");
+    try {
+      out.unit = parse_compute_unit(p[1]);
+      out.precision = parse_precision(p[2]);
+    } catch (const std::invalid_argument& e) {
+      bad_path(path, e.what());
+    }
+    out.kind = ParsedPath::Kind::compute;
+    return out;
+  }
+  bad_path(path, "unknown section '" + p[0] + "'");
+}
+
+Field& level_member(MemoryLevel& l, const std::string& m) {
+  if (m == "capacity") return l.capacity;
+  if (m == "bandwidth") return l.bandwidth;
+  if (m == "bandwidth_per_sm") return l.bandwidth_per_sm;
+  return l.latency;
+}
+
+// Maps compared on their present fields only: an entry created by field() and never set is
+// not part of the descriptor (it is not written either).
+bool same_present(const std::map<std::string, Field>& a, const std::map<std::string, Field>& b) {
+  auto count = [](const auto& m) {
+    return std::count_if(m.begin(), m.end(), [](const auto& kv) { return kv.second.present(); });
+  };
+  if (count(a) != count(b)) return false;
+  for (const auto& [k, f] : a) {
+    if (!f.present()) continue;
+    auto it = b.find(k);
+    if (it == b.end() || !(it->second == f)) return false;
+  }
+  return true;
+}
+
+bool same_compute(const std::map<ComputeUnit, std::map<Precision, Field>>& a,
+                  const std::map<ComputeUnit, std::map<Precision, Field>>& b) {
+  for (const auto& [unit, _] : kUnits) {
+    std::map<std::string, Field> fa, fb;
+    if (auto it = a.find(unit); it != a.end())
+      for (const auto& [p, f] : it->second) fa.emplace(std::string(to_string(p)), f);
+    if (auto it = b.find(unit); it != b.end())
+      for (const auto& [p, f] : it->second) fb.emplace(std::string(to_string(p)), f);
+    if (!same_present(fa, fb)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string_view to_string(Precision p) { return name_of(kPrecisions, p); }
+std::string_view to_string(ComputeUnit u) { return name_of(kUnits, u); }
+std::string_view to_string(MemoryLevelKind k) { return name_of(kLevels, k); }
+Precision parse_precision(std::string_view s) { return parse_name(kPrecisions, s, "precision"); }
+ComputeUnit parse_compute_unit(std::string_view s) { return parse_name(kUnits, s, "compute unit"); }
+MemoryLevelKind parse_memory_level(std::string_view s) { return parse_name(kLevels, s, "memory level"); }
+
+int bytes_per_value(Precision p) {
+  switch (p) {
+    case Precision::fp64: return 8;
+    case Precision::fp32:
+    case Precision::tf32:
+    case Precision::int32: return 4;
+    case Precision::fp16:
+    case Precision::bf16: return 2;
+    case Precision::fp8:
+    case Precision::int8:
+    case Precision::int4: return 1;
+  }
+  return 0;
+}
+
+std::string_view to_string(SourcePreference p) {
+  switch (p) {
+    case SourcePreference::measured_else_spec: return "auto";
+    case SourcePreference::spec: return "spec";
+    case SourcePreference::measured: return "measured";
+  }
+  return "auto";
+}
+
+SourcePreference parse_source_preference(std::string_view s) {
+  if (s == "auto" || s == "measured_else_spec") return SourcePreference::measured_else_spec;
+  if (s == "spec") return SourcePreference::spec;
+  if (s == "measured") return SourcePreference::measured;
+  throw std::invalid_argument("unknown source '" + std::string(s) + "' (known: auto, spec, measured)");
+}
+
+std::optional<double> Field::value(SourcePreference pref) const {
+  switch (pref) {
+    case SourcePreference::measured_else_spec:
+      if (measured) return measured->median;
+      if (spec) return spec->value;
+      return std::nullopt;
+    case SourcePreference::spec:
+      return spec ? std::optional<double>(spec->value) : std::nullopt;
+    case SourcePreference::measured:
+      return measured ? std::optional<double>(measured->median) : std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string_view Field::source(SourcePreference pref) const {
+  switch (pref) {
+    case SourcePreference::measured_else_spec:
+      return measured ? "measured" : spec ? "spec" : "missing";
+    case SourcePreference::spec:
+      return spec ? "spec" : "missing";
+    case SourcePreference::measured:
+      return measured ? "measured" : "missing";
+  }
+  return "missing";
+}
+
+std::string TensorInstruction::key() const {
+  std::string k = api;
+  k.append(".").append(shape).append(".").append(to_string(input));
+  if (!input_detail.empty()) k.append("_").append(input_detail);
+  k.append(".").append(to_string(accumulate));
+  if (!operand_a.empty()) k.append(".").append(operand_a);
+  if (sparse) k.append(".sp");
+  return k;
+}
+
+std::optional<double> HardwareDescriptor::peak(ComputeUnit unit, Precision p, SourcePreference pref) const {
+  auto u = compute.find(unit);
+  if (u == compute.end()) return std::nullopt;
+  auto f = u->second.find(p);
+  if (f == u->second.end()) return std::nullopt;
+  return f->second.value(pref);
+}
+
+std::optional<double> HardwareDescriptor::bandwidth(MemoryLevelKind level, SourcePreference pref) const {
+  auto l = memory.find(level);
+  if (l == memory.end()) return std::nullopt;
+  return l->second.bandwidth.value(pref);
+}
+
+Field& HardwareDescriptor::field(std::string_view path) {
+  const ParsedPath p = parse_path(path);
+  switch (p.kind) {
+    case ParsedPath::Kind::sm_clock: return sm_clock;
+    case ParsedPath::Kind::memory_clock: return memory_clock;
+    case ParsedPath::Kind::level_member: return level_member(memory[p.level], p.member);
+    case ParsedPath::Kind::pattern: {
+      auto [it, _] = memory[p.level].patterns.try_emplace(p.member, Field{Dimension::bytes_per_second});
+      return it->second;
+    }
+    case ParsedPath::Kind::extra: {
+      // Extras are capacity-like knees unless the caller sets another dimension.
+      auto [it, _] = memory[p.level].extra.try_emplace(p.member, Field{Dimension::bytes});
+      return it->second;
+    }
+    case ParsedPath::Kind::compute: {
+      auto [it, _] = compute[p.unit].try_emplace(p.precision, Field{Dimension::flop_per_second});
+      return it->second;
+    }
+  }
+  bad_path(path, "unreachable");
+}
+
+const Field* HardwareDescriptor::find_field(std::string_view path) const {
+  const ParsedPath p = parse_path(path);
+  switch (p.kind) {
+    case ParsedPath::Kind::sm_clock: return &sm_clock;
+    case ParsedPath::Kind::memory_clock: return &memory_clock;
+    default: break;
+  }
+  if (p.kind == ParsedPath::Kind::compute) {
+    auto u = compute.find(p.unit);
+    if (u == compute.end()) return nullptr;
+    auto f = u->second.find(p.precision);
+    return f == u->second.end() ? nullptr : &f->second;
+  }
+  auto l = memory.find(p.level);
+  if (l == memory.end()) return nullptr;
+  if (p.kind == ParsedPath::Kind::level_member) return &level_member(const_cast<MemoryLevel&>(l->second), p.member);
+  const auto& m = p.kind == ParsedPath::Kind::pattern ? l->second.patterns : l->second.extra;
+  auto f = m.find(p.member);
+  return f == m.end() ? nullptr : &f->second;
+}
+
+void HardwareDescriptor::set_measured(std::string_view path, const MeasuredValue& m) {
+  field(path).measured = m;
+}
+
+void HardwareDescriptor::upsert_instruction(const TensorInstruction& ti) {
+  const std::string k = ti.key();
+  for (auto& existing : tensor_instructions)
+    if (existing.key() == k) {
+      existing = ti;
+      return;
+    }
+  tensor_instructions.push_back(ti);
+}
+
+DescriptorError::DescriptorError(std::string file, int line, int column, std::string key, std::string cause)
+    : std::runtime_error(file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " +
+                         (key.empty() ? "" : key + ": ") + cause),
+      file_(std::move(file)),
+      key_(std::move(key)),
+      cause_(std::move(cause)),
+      line_(line),
+      column_(column) {}
+
+bool operator==(const SpecValue& a, const SpecValue& b) {
+  return a.value == b.value && a.reference == b.reference;
+}
+
+bool operator==(const MeasuredValue& a, const MeasuredValue& b) {
+  return std::tie(a.median, a.min, a.max, a.repeats, a.cv, a.probe, a.date, a.sm_clock_hz, a.flagged, a.note) ==
+         std::tie(b.median, b.min, b.max, b.repeats, b.cv, b.probe, b.date, b.sm_clock_hz, b.flagged, b.note);
+}
+
+bool operator==(const Field& a, const Field& b) {
+  return a.dimension == b.dimension && a.spec == b.spec && a.measured == b.measured;
+}
+
+bool operator==(const MemoryLevel& a, const MemoryLevel& b) {
+  return a.capacity == b.capacity && a.bandwidth == b.bandwidth && a.bandwidth_per_sm == b.bandwidth_per_sm &&
+         a.latency == b.latency && same_present(a.patterns, b.patterns) && same_present(a.extra, b.extra);
+}
+
+bool operator==(const TensorInstruction& a, const TensorInstruction& b) {
+  return std::tie(a.api, a.shape, a.input, a.input_detail, a.accumulate, a.sparse, a.operand_a, a.sass) ==
+             std::tie(b.api, b.shape, b.input, b.input_detail, b.accumulate, b.sparse, b.operand_a, b.sass) &&
+         a.latency == b.latency && a.throughput == b.throughput && a.fma_per_clock_per_sm == b.fma_per_clock_per_sm &&
+         a.best_warps == b.best_warps && a.best_ilp == b.best_ilp;
+}
+
+bool operator==(const Identity& a, const Identity& b) {
+  return std::tie(a.name, a.uuid, a.sm_count, a.compute_capability, a.driver, a.cuda_version, a.memory_type) ==
+         std::tie(b.name, b.uuid, b.sm_count, b.compute_capability, b.driver, b.cuda_version, b.memory_type);
+}
+
+bool operator==(const HardwareDescriptor& a, const HardwareDescriptor& b) {
+  return a.schema == b.schema && a.tool_version == b.tool_version && a.id == b.id && a.identity == b.identity &&
+         a.sm_clock == b.sm_clock && a.memory_clock == b.memory_clock && a.memory == b.memory &&
+         same_compute(a.compute, b.compute) && a.tensor_instructions == b.tensor_instructions &&
+         a.references == b.references && a.notes == b.notes;
+}
+
+}  // namespace ceiling

@@ -1,0 +1,555 @@
+// Hardware descriptor YAML: strict loading with file:line:column errors, canonical writing.
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <unistd.h>
+
+#include "descriptor.hpp"
+
+namespace ceiling {
+
+namespace {
+
+// One key of a mapping with its nodes, so errors can point at the key or at the value.
+struct Entry {
+  YAML::Node key;
+  YAML::Node value;
+};
+
+class Loader {
+ public:
+  explicit Loader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const YAML::Mark& m, const std::string& key, const std::string& cause) const {
+    const int line = m.is_null() ? 0 : m.line + 1;
+    const int column = m.is_null() ? 0 : m.column + 1;
+    throw DescriptorError(file_, line, column, key, cause);
+  }
+
+  // Reads a mapping strictly: every key must be in `allowed` (empty = any key) and appear once.
+  std::map<std::string, Entry> mapping(const YAML::Node& node, const YAML::Mark& where, const std::string& path,
+                                       std::initializer_list<std::string_view> allowed) const {
+    if (!node.IsMap()) fail(node.IsNull() ? where : node.Mark(), path, "expected a mapping of keys");
+    std::map<std::string, Entry> out;
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      if (!it->first.IsScalar()) fail(it->first.Mark(), path, "keys must be plain names");
+      const std::string k = it->first.Scalar();
+      const std::string kpath = join(path, k);
+      if (allowed.size() != 0 && std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
+        std::string known;
+        for (auto a : allowed) known += (known.empty() ? "" : ", ") + std::string(a);
+        fail(it->first.Mark(), kpath, "unknown key (allowed here: " + known + ")");
+      }
+      if (!out.emplace(k, Entry{it->first, it->second}).second) fail(it->first.Mark(), kpath, "duplicate key");
+    }
+    return out;
+  }
+
+  const Entry& require(const std::map<std::string, Entry>& m, const std::string& k, const YAML::Mark& where,
+                       const std::string& path) const {
+    auto it = m.find(k);
+    if (it == m.end()) fail(where, join(path, k), "required key is missing");
+    return it->second;
+  }
+
+  std::string scalar(const Entry& e, const std::string& path) const {
+    if (!e.value.IsScalar()) fail(value_mark(e), path, "expected a text value");
+    return e.value.Scalar();
+  }
+
+  std::string nonempty(const Entry& e, const std::string& path) const {
+    std::string s = scalar(e, path);
+    if (s.empty()) fail(value_mark(e), path, "must not be empty");
+    return s;
+  }
+
+  long long integer(const Entry& e, const std::string& path, long long min_value) const {
+    const std::string s = scalar(e, path);
+    long long v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || p != s.data() + s.size()) fail(value_mark(e), path, "'" + s + "' is not a whole number");
+    if (v < min_value) fail(value_mark(e), path, "must be at least " + std::to_string(min_value) + ", got " + s);
+    return v;
+  }
+
+  bool boolean(const Entry& e, const std::string& path) const {
+    const std::string s = scalar(e, path);
+    if (s == "true") return true;
+    if (s == "false") return false;
+    fail(value_mark(e), path, "expected true or false, got '" + s + "'");
+  }
+
+  // A quantity of a known dimension (or of the dimension its text gives when `dim` is empty).
+  double quantity(const Entry& e, const std::string& path, std::optional<Dimension>& dim, bool positive) const {
+    const std::string s = scalar(e, path);
+    Quantity q;
+    try {
+      q.value = dim ? parse_as(s, *dim) : parse_quantity(s).value;
+      q.dimension = dim ? *dim : parse_quantity(s).dimension;
+    } catch (const UnitError& err) {
+      fail(value_mark(e), path, err.what());
+    }
+    if (!dim) dim = q.dimension;
+    if (positive && !(q.value > 0)) fail(value_mark(e), path, "must be positive, got '" + s + "'");
+    if (!positive && q.value < 0) fail(value_mark(e), path, "must not be negative, got '" + s + "'");
+    return q.value;
+  }
+
+  static YAML::Mark value_mark(const Entry& e) { return e.value.IsNull() ? e.key.Mark() : e.value.Mark(); }
+  static std::string join(const std::string& path, const std::string& k) { return path.empty() ? k : path + "." + k; }
+
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+};
+
+bool valid_name(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_' ||
+           c == '-';
+  });
+}
+
+struct DescriptorReader {
+  const Loader& L;
+  std::map<std::string, std::string> references;
+
+  // A reference is a key of `references:` or a citation in words; a one-word reference that is
+  // not a key is most likely a typo of one.
+  void check_reference(const Entry& e, const std::string& path, const std::string& ref) const {
+    if (references.count(ref)) return;
+    if (ref.find(' ') == std::string::npos) {
+      std::string keys;
+      for (const auto& [k, _] : references) keys += (keys.empty() ? "" : ", ") + k;
+      L.fail(Loader::value_mark(e), path, "'" + ref + "' is not a key of references (keys: " + keys + ")");
+    }
+  }
+
+  // `dim` empty: the dimension comes from the text (memory.<level>.extra.*).
+  Field field(const Entry& e, const std::string& path, std::optional<Dimension> dim) const {
+    auto m = L.mapping(e.value, e.key.Mark(), path, {"spec", "measured"});
+    if (m.empty()) L.fail(e.key.Mark(), path, "needs a spec or a measured value");
+    Field f;
+    if (auto it = m.find("spec"); it != m.end()) {
+      const std::string p = path + ".spec";
+      auto s = L.mapping(it->second.value, it->second.key.Mark(), p, {"value", "ref"});
+      SpecValue sv;
+      sv.value = L.quantity(L.require(s, "value", it->second.key.Mark(), p), p + ".value", dim, true);
+      const Entry& ref = L.require(s, "ref", it->second.key.Mark(), p);
+      sv.reference = L.nonempty(ref, p + ".ref");
+      check_reference(ref, p + ".ref", sv.reference);
+      f.spec = sv;
+    }
+    if (auto it = m.find("measured"); it != m.end()) {
+      const std::string p = path + ".measured";
+      auto s = L.mapping(it->second.value, it->second.key.Mark(), p,
+                         {"median", "min", "max", "repeats", "cv", "probe", "date", "sm_clock", "flagged", "note"});
+      const YAML::Mark where = it->second.key.Mark();
+      MeasuredValue mv;
+      mv.median = L.quantity(L.require(s, "median", where, p), p + ".median", dim, true);
+      if (auto v = s.find("min"); v != s.end()) mv.min = L.quantity(v->second, p + ".min", dim, true);
+      if (auto v = s.find("max"); v != s.end()) mv.max = L.quantity(v->second, p + ".max", dim, true);
+      if (mv.min > 0 && mv.min > mv.median) L.fail(Loader::value_mark(s.at("min")), p + ".min", "larger than the median");
+      if (mv.max > 0 && mv.max < mv.median) L.fail(Loader::value_mark(s.at("max")), p + ".max", "smaller than the median");
+      if (auto v = s.find("repeats"); v != s.end()) mv.repeats = static_cast<int>(L.integer(v->second, p + ".repeats", 1));
+      if (auto v = s.find("cv"); v != s.end()) {
+        std::optional<Dimension> bare = Dimension::dimensionless;
+        mv.cv = L.quantity(v->second, p + ".cv", bare, false);
+      }
+      mv.probe = L.nonempty(L.require(s, "probe", where, p), p + ".probe");
+      const Entry& date = L.require(s, "date", where, p);
+      mv.date = L.nonempty(date, p + ".date");
+      static const std::regex iso8601(R"(\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?)");
+      if (!std::regex_match(mv.date, iso8601))
+        L.fail(Loader::value_mark(date), p + ".date", "expected an ISO 8601 date, e.g. 2026-11-21T11:00:00Z, got '" + mv.date + "'");
+      if (auto v = s.find("sm_clock"); v != s.end()) {
+        std::optional<Dimension> hz = Dimension::hertz;
+        mv.sm_clock_hz = L.quantity(v->second, p + ".sm_clock", hz, true);
+      }
+      if (auto v = s.find("flagged"); v != s.end()) mv.flagged = L.boolean(v->second, p + ".flagged");
+      if (auto v = s.find("note"); v != s.end()) mv.note = L.scalar(v->second, p + ".note");
+      f.measured = mv;
+    }
+    f.dimension = dim.value_or(Dimension::dimensionless);
+    return f;
+  }
+
+  Field field(const Entry& e, const std::string& path, Dimension dim) const {
+    return field(e, path, std::optional<Dimension>(dim));
+  }
+
+  // Name-keyed fields (patterns, extra).
+  std::map<std::string, Field> named_fields(const Entry& e, const std::string& path,
+                                            std::optional<Dimension> dim) const {
+    std::map<std::string, Field> out;
+    for (const auto& [k, sub] : L.mapping(e.value, e.key.Mark(), path, {})) {
+      const std::string p = path + "." + k;
+      if (!valid_name(k) || k.find('-') != std::string::npos)
+        L.fail(sub.key.Mark(), p, "names are lower case letters, digits and '_'");
+      out.emplace(k, field(sub, p, dim));
+    }
+    return out;
+  }
+
+  MemoryLevel level(const Entry& e, const std::string& path) const {
+    MemoryLevel l;
+    if (e.value.IsMap() && e.value.size() == 0) return l;
+    auto m = L.mapping(e.value, e.key.Mark(), path,
+                       {"capacity", "bandwidth", "bandwidth_per_sm", "latency", "patterns", "extra"});
+    if (auto it = m.find("capacity"); it != m.end()) l.capacity = field(it->second, path + ".capacity", Dimension::bytes);
+    if (auto it = m.find("bandwidth"); it != m.end())
+      l.bandwidth = field(it->second, path + ".bandwidth", Dimension::bytes_per_second);
+    if (auto it = m.find("bandwidth_per_sm"); it != m.end())
+      l.bandwidth_per_sm = field(it->second, path + ".bandwidth_per_sm", Dimension::bytes_per_cycle);
+    if (auto it = m.find("latency"); it != m.end()) l.latency = field(it->second, path + ".latency", Dimension::cycles);
+    if (auto it = m.find("patterns"); it != m.end())
+      l.patterns = named_fields(it->second, path + ".patterns", Dimension::bytes_per_second);
+    if (auto it = m.find("extra"); it != m.end()) l.extra = named_fields(it->second, path + ".extra", std::nullopt);
+    return l;
+  }
+
+  Precision precision(const Entry& e, const std::string& path) const {
+    try {
+      return parse_precision(L.scalar(e, path));
+    } catch (const std::invalid_argument& err) {
+      L.fail(Loader::value_mark(e), path, err.what());
+    }
+  }
+
+  TensorInstruction instruction(const YAML::Node& node, const YAML::Mark& where, const std::string& path) const {
+    auto m = L.mapping(node, where, path,
+                       {"api", "shape", "input", "input_detail", "accumulate", "sparse", "operand_a", "sass", "latency",
+                        "throughput", "fma_per_clock_per_sm", "best_warps", "best_ilp"});
+    const YAML::Mark at = node.Mark();
+    TensorInstruction ti;
+    const Entry& api = L.require(m, "api", at, path);
+    ti.api = L.scalar(api, path + ".api");
+    if (ti.api != "mma" && ti.api != "wgmma")
+      L.fail(Loader::value_mark(api), path + ".api", "expected mma or wgmma, got '" + ti.api + "'");
+    const Entry& shape = L.require(m, "shape", at, path);
+    ti.shape = L.scalar(shape, path + ".shape");
+    {
+      // m<M>n<N>k<K>
+      const std::string& s = ti.shape;
+      size_t i = 0;
+      bool ok = true;
+      for (char c : {'m', 'n', 'k'}) {
+        if (i >= s.size() || s[i] != c) ok = false;
+        ++i;
+        size_t d = i;
+        while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+        if (i == d) ok = false;
+      }
+      if (!ok || i != s.size()) L.fail(Loader::value_mark(shape), path + ".shape", "expected m<M>n<N>k<K>, got '" + s + "'");
+    }
+    ti.input = precision(L.require(m, "input", at, path), path + ".input");
+    ti.accumulate = precision(L.require(m, "accumulate", at, path), path + ".accumulate");
+    if (auto it = m.find("input_detail"); it != m.end()) ti.input_detail = L.nonempty(it->second, path + ".input_detail");
+    if (auto it = m.find("sparse"); it != m.end()) ti.sparse = L.boolean(it->second, path + ".sparse");
+    if (auto it = m.find("operand_a"); it != m.end()) {
+      ti.operand_a = L.scalar(it->second, path + ".operand_a");
+      if (ti.api != "wgmma" || (ti.operand_a != "ss" && ti.operand_a != "rs"))
+        L.fail(Loader::value_mark(it->second), path + ".operand_a", "only for wgmma, and ss or rs");
+    }
+    if (auto it = m.find("sass"); it != m.end()) ti.sass = L.nonempty(it->second, path + ".sass");
+    if (auto it = m.find("latency"); it != m.end()) ti.latency = field(it->second, path + ".latency", Dimension::cycles);
+    if (auto it = m.find("throughput"); it != m.end())
+      ti.throughput = field(it->second, path + ".throughput", Dimension::flop_per_second);
+    if (auto it = m.find("fma_per_clock_per_sm"); it != m.end())
+      ti.fma_per_clock_per_sm = field(it->second, path + ".fma_per_clock_per_sm", Dimension::dimensionless);
+    if (auto it = m.find("best_warps"); it != m.end()) ti.best_warps = static_cast<int>(L.integer(it->second, path + ".best_warps", 1));
+    if (auto it = m.find("best_ilp"); it != m.end()) ti.best_ilp = static_cast<int>(L.integer(it->second, path + ".best_ilp", 1));
+    return ti;
+  }
+};
+
+HardwareDescriptor read_descriptor(const YAML::Node& root, const Loader& L, const std::string& default_id) {
+  const YAML::Mark top = YAML::Mark();  // line 1, column 1
+  if (!root.IsMap()) L.fail(root.IsDefined() && !root.IsNull() ? root.Mark() : top, "", "a descriptor is a YAML mapping");
+  auto m = L.mapping(root, top, "",
+                     {"schema", "tool_version", "id", "identity", "sm_clock", "memory_clock", "memory", "compute",
+                      "tensor_instructions", "references", "notes"});
+  HardwareDescriptor d;
+  const Entry& schema = L.require(m, "schema", top, "");
+  d.schema = L.scalar(schema, "schema");
+  if (d.schema != kHardwareSchema)
+    L.fail(Loader::value_mark(schema), "schema",
+           "unsupported schema '" + d.schema + "' (this build reads " + kHardwareSchema + ")");
+  if (auto it = m.find("tool_version"); it != m.end()) d.tool_version = L.nonempty(it->second, "tool_version");
+  d.id = default_id;
+  if (auto it = m.find("id"); it != m.end()) {
+    d.id = L.nonempty(it->second, "id");
+    if (!valid_name(d.id)) L.fail(Loader::value_mark(it->second), "id", "ids are lower case letters, digits, '-' and '_'");
+  }
+
+  DescriptorReader R{L, {}};
+  if (auto it = m.find("references"); it != m.end())
+    for (const auto& [k, e] : L.mapping(it->second.value, it->second.key.Mark(), "references", {})) {
+      if (!valid_name(k)) L.fail(e.key.Mark(), "references." + k, "keys are lower case letters, digits, '-' and '_'");
+      R.references[k] = L.nonempty(e, "references." + k);
+    }
+  d.references = R.references;
+
+  {
+    const Entry& id = L.require(m, "identity", top, "");
+    auto im = L.mapping(id.value, id.key.Mark(), "identity",
+                        {"name", "uuid", "sm_count", "compute_capability", "driver", "cuda_version", "memory_type"});
+    const YAML::Mark at = id.key.Mark();
+    d.identity.name = L.nonempty(L.require(im, "name", at, "identity"), "identity.name");
+    d.identity.sm_count = static_cast<int>(L.integer(L.require(im, "sm_count", at, "identity"), "identity.sm_count", 1));
+    if (auto it = im.find("uuid"); it != im.end()) d.identity.uuid = L.nonempty(it->second, "identity.uuid");
+    if (auto it = im.find("compute_capability"); it != im.end()) {
+      d.identity.compute_capability = L.nonempty(it->second, "identity.compute_capability");
+      const auto& cc = d.identity.compute_capability;
+      const size_t dot = cc.find('.');
+      const bool ok = dot != std::string::npos && dot > 0 && dot + 1 < cc.size() &&
+                      std::all_of(cc.begin(), cc.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; }) &&
+                      cc.find('.', dot + 1) == std::string::npos;
+      if (!ok) L.fail(Loader::value_mark(it->second), "identity.compute_capability", "expected major.minor, e.g. 9.0, got '" + cc + "'");
+    }
+    if (auto it = im.find("driver"); it != im.end()) d.identity.driver = L.nonempty(it->second, "identity.driver");
+    if (auto it = im.find("cuda_version"); it != im.end()) d.identity.cuda_version = L.nonempty(it->second, "identity.cuda_version");
+    if (auto it = im.find("memory_type"); it != im.end()) d.identity.memory_type = L.nonempty(it->second, "identity.memory_type");
+  }
+
+  if (auto it = m.find("sm_clock"); it != m.end()) d.sm_clock = R.field(it->second, "sm_clock", Dimension::hertz);
+  if (auto it = m.find("memory_clock"); it != m.end()) d.memory_clock = R.field(it->second, "memory_clock", Dimension::hertz);
+
+  {
+    const Entry& mem = L.require(m, "memory", top, "");
+    auto mm = L.mapping(mem.value, mem.key.Mark(), "memory", {"dram", "l2", "l1", "shared"});
+    bool any_bandwidth = false;
+    for (const auto& [k, e] : mm) {
+      MemoryLevel l = R.level(e, "memory." + k);
+      any_bandwidth = any_bandwidth || l.bandwidth.present();
+      d.memory[parse_memory_level(k)] = std::move(l);
+    }
+    if (!any_bandwidth) L.fail(mem.key.Mark(), "memory", "at least one memory level needs a bandwidth");
+  }
+
+  if (auto it = m.find("compute"); it != m.end()) {
+    for (const auto& [uk, ue] : L.mapping(it->second.value, it->second.key.Mark(), "compute", {"cuda_core", "tensor_core"})) {
+      auto& unit = d.compute[parse_compute_unit(uk)];
+      if (ue.value.IsMap() && ue.value.size() == 0) continue;
+      for (const auto& [pk, pe] : L.mapping(ue.value, ue.key.Mark(), "compute." + uk,
+                                            {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4", "int32"}))
+        unit[parse_precision(pk)] = R.field(pe, "compute." + uk + "." + pk, Dimension::flop_per_second);
+    }
+  }
+
+  if (auto it = m.find("tensor_instructions"); it != m.end()) {
+    const YAML::Node& seq = it->second.value;
+    if (!seq.IsSequence()) L.fail(Loader::value_mark(it->second), "tensor_instructions", "expected a list of instructions");
+    std::set<std::string> keys;
+    for (size_t i = 0; i < seq.size(); ++i) {
+      const std::string p = "tensor_instructions[" + std::to_string(i) + "]";
+      TensorInstruction ti = R.instruction(seq[i], seq[i].Mark(), p);
+      if (!keys.insert(ti.key()).second) L.fail(seq[i].Mark(), p, "duplicate instruction " + ti.key());
+      d.tensor_instructions.push_back(std::move(ti));
+    }
+  }
+
+  if (auto it = m.find("notes"); it != m.end()) {
+    const YAML::Node& seq = it->second.value;
+    if (!seq.IsSequence()) L.fail(Loader::value_mark(it->second), "notes", "expected a list of texts");
+    for (size_t i = 0; i < seq.size(); ++i) {
+      if (!seq[i].IsScalar()) L.fail(seq[i].Mark(), "notes[" + std::to_string(i) + "]", "expected a text");
+      d.notes.push_back(seq[i].Scalar());
+    }
+  }
+  return d;
+}
+
+// ---- writing ----
+
+void emit_quantity(YAML::Emitter& out, const char* key, double v, Dimension d) {
+  out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << format_exact(v, d);
+}
+
+void emit_text(YAML::Emitter& out, const char* key, const std::string& s) {
+  out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << s;
+}
+
+void emit_field(YAML::Emitter& out, const std::string& key, const Field& f) {
+  if (!f.present()) return;
+  out << YAML::Key << key << YAML::Value << YAML::BeginMap;
+  if (f.spec) {
+    out << YAML::Key << "spec" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    emit_quantity(out, "value", f.spec->value, f.dimension);
+    emit_text(out, "ref", f.spec->reference);
+    out << YAML::EndMap;
+  }
+  if (f.measured) {
+    const MeasuredValue& m = *f.measured;
+    out << YAML::Key << "measured" << YAML::Value << YAML::BeginMap;
+    emit_quantity(out, "median", m.median, f.dimension);
+    if (m.min != 0) emit_quantity(out, "min", m.min, f.dimension);
+    if (m.max != 0) emit_quantity(out, "max", m.max, f.dimension);
+    if (m.repeats != 0) out << YAML::Key << "repeats" << YAML::Value << m.repeats;
+    if (m.cv != 0) emit_quantity(out, "cv", m.cv, Dimension::dimensionless);
+    emit_text(out, "probe", m.probe);
+    emit_text(out, "date", m.date);
+    if (m.sm_clock_hz != 0) emit_quantity(out, "sm_clock", m.sm_clock_hz, Dimension::hertz);
+    if (m.flagged) out << YAML::Key << "flagged" << YAML::Value << true;
+    if (!m.note.empty()) emit_text(out, "note", m.note);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+}
+
+void emit_named(YAML::Emitter& out, const char* key, const std::map<std::string, Field>& fields) {
+  if (std::none_of(fields.begin(), fields.end(), [](const auto& kv) { return kv.second.present(); })) return;
+  out << YAML::Key << key << YAML::Value << YAML::BeginMap;
+  for (const auto& [k, f] : fields) emit_field(out, k, f);
+  out << YAML::EndMap;
+}
+
+}  // namespace
+
+HardwareDescriptor parse_descriptor(const std::string& yaml_text, const std::string& name_for_errors) {
+  const Loader L(name_for_errors);
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    L.fail(e.mark, "", "not valid YAML: " + e.msg);
+  }
+  return read_descriptor(root, L, std::filesystem::path(name_for_errors).stem().string());
+}
+
+HardwareDescriptor load_descriptor(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw DescriptorError(file.string(), 0, 0, "", "cannot open the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_descriptor(text.str(), file.string());
+}
+
+std::string to_yaml(const HardwareDescriptor& d) {
+  YAML::Emitter out;
+  out.SetIndent(2);
+  out << YAML::BeginMap;
+  out << YAML::Key << "schema" << YAML::Value << d.schema;
+  if (!d.tool_version.empty()) emit_text(out, "tool_version", d.tool_version);
+  out << YAML::Key << "id" << YAML::Value << YAML::DoubleQuoted << d.id;
+
+  out << YAML::Key << "identity" << YAML::Value << YAML::BeginMap;
+  emit_text(out, "name", d.identity.name);
+  if (!d.identity.uuid.empty()) emit_text(out, "uuid", d.identity.uuid);
+  out << YAML::Key << "sm_count" << YAML::Value << d.identity.sm_count;
+  if (!d.identity.compute_capability.empty()) emit_text(out, "compute_capability", d.identity.compute_capability);
+  if (!d.identity.driver.empty()) emit_text(out, "driver", d.identity.driver);
+  if (!d.identity.cuda_version.empty()) emit_text(out, "cuda_version", d.identity.cuda_version);
+  if (!d.identity.memory_type.empty()) emit_text(out, "memory_type", d.identity.memory_type);
+  out << YAML::EndMap;
+
+  emit_field(out, "sm_clock", d.sm_clock);
+  emit_field(out, "memory_clock", d.memory_clock);
+
+  out << YAML::Key << "memory" << YAML::Value << YAML::BeginMap;
+  for (const auto& [kind, l] : d.memory) {
+    out << YAML::Key << std::string(to_string(kind)) << YAML::Value;
+    const bool empty = !l.capacity.present() && !l.bandwidth.present() && !l.bandwidth_per_sm.present() &&
+                       !l.latency.present() &&
+                       std::none_of(l.patterns.begin(), l.patterns.end(), [](const auto& kv) { return kv.second.present(); }) &&
+                       std::none_of(l.extra.begin(), l.extra.end(), [](const auto& kv) { return kv.second.present(); });
+    if (empty) {
+      out << YAML::Flow << YAML::BeginMap << YAML::EndMap;
+      continue;
+    }
+    out << YAML::BeginMap;
+    emit_field(out, "capacity", l.capacity);
+    emit_field(out, "bandwidth", l.bandwidth);
+    emit_field(out, "bandwidth_per_sm", l.bandwidth_per_sm);
+    emit_field(out, "latency", l.latency);
+    emit_named(out, "patterns", l.patterns);
+    emit_named(out, "extra", l.extra);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+
+  bool any_compute = false;
+  for (const auto& [u, m] : d.compute)
+    for (const auto& [p, f] : m) any_compute = any_compute || f.present();
+  if (any_compute) {
+    out << YAML::Key << "compute" << YAML::Value << YAML::BeginMap;
+    for (const auto& [u, m] : d.compute) {
+      if (std::none_of(m.begin(), m.end(), [](const auto& kv) { return kv.second.present(); })) continue;
+      out << YAML::Key << std::string(to_string(u)) << YAML::Value << YAML::BeginMap;
+      for (const auto& [p, f] : m) emit_field(out, std::string(to_string(p)), f);
+      out << YAML::EndMap;
+    }
+    out << YAML::EndMap;
+  }
+
+  if (!d.tensor_instructions.empty()) {
+    out << YAML::Key << "tensor_instructions" << YAML::Value << YAML::BeginSeq;
+    for (const auto& ti : d.tensor_instructions) {
+      out << YAML::BeginMap;
+      out << YAML::Key << "api" << YAML::Value << ti.api;
+      out << YAML::Key << "shape" << YAML::Value << ti.shape;
+      out << YAML::Key << "input" << YAML::Value << std::string(to_string(ti.input));
+      if (!ti.input_detail.empty()) emit_text(out, "input_detail", ti.input_detail);
+      out << YAML::Key << "accumulate" << YAML::Value << std::string(to_string(ti.accumulate));
+      if (ti.sparse) out << YAML::Key << "sparse" << YAML::Value << true;
+      if (!ti.operand_a.empty()) out << YAML::Key << "operand_a" << YAML::Value << ti.operand_a;
+      if (!ti.sass.empty()) emit_text(out, "sass", ti.sass);
+      emit_field(out, "latency", ti.latency);
+      emit_field(out, "throughput", ti.throughput);
+      emit_field(out, "fma_per_clock_per_sm", ti.fma_per_clock_per_sm);
+      if (ti.best_warps) out << YAML::Key << "best_warps" << YAML::Value << *ti.best_warps;
+      if (ti.best_ilp) out << YAML::Key << "best_ilp" << YAML::Value << *ti.best_ilp;
+      out << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
+
+  if (!d.references.empty()) {
+    out << YAML::Key << "references" << YAML::Value << YAML::BeginMap;
+    for (const auto& [k, v] : d.references) out << YAML::Key << k << YAML::Value << YAML::DoubleQuoted << v;
+    out << YAML::EndMap;
+  }
+  if (!d.notes.empty()) {
+    out << YAML::Key << "notes" << YAML::Value << YAML::BeginSeq;
+    for (const auto& n : d.notes) out << YAML::DoubleQuoted << n;
+    out << YAML::EndSeq;
+  }
+  out << YAML::EndMap;
+  if (!out.good()) throw std::logic_error("descriptor YAML emitter: " + out.GetLastError());
+  return std::string(out.c_str()) + "\n";
+}
+
+void save_descriptor(const HardwareDescriptor& d, const std::filesystem::path& file) {
+  const std::string text = to_yaml(d);
+  std::filesystem::path dir = file.parent_path();
+  if (dir.empty()) dir = ".";
+  const std::filesystem::path tmp = dir / std::string(".").append(file.filename().string()).append(".tmp.").append(std::to_string(::getpid()));
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+    out << text;
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      throw std::runtime_error("writing " + tmp.string() + " failed");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, file, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw std::runtime_error("cannot rename " + tmp.string() + " to " + file.string() + ": " + ec.message());
+  }
+}
+
+}  // namespace ceiling

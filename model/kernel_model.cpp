@@ -1,0 +1,569 @@
+// Work and traffic of the kernels of GPGPU'25 §3, kernel files, and `predict`.
+#include "kernel_model.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "roofline.hpp"
+#include "units.hpp"
+
+namespace ceiling {
+namespace {
+
+// 4096 stays 4096; 1e9 reads "1e9", not "1e+09".
+std::string num(double v) {
+  std::ostringstream os;
+  if (v == std::floor(v) && std::fabs(v) < 1e7) {
+    os << static_cast<long long>(v);
+    return os.str();
+  }
+  os << v;
+  std::string s = os.str();
+  if (const auto e = s.find("e+"); e != std::string::npos) {
+    size_t digits = e + 2;
+    while (digits + 1 < s.size() && s[digits] == '0') ++digits;
+    s = s.substr(0, e + 1) + s.substr(digits);
+  }
+  return s;
+}
+
+void require_size(double v, const char* what) {
+  if (!(v > 0) || !std::isfinite(v))
+    throw std::invalid_argument(std::string(what) + " must be a finite positive number, got " + num(v));
+}
+
+std::string precision_name(Precision p) { return std::string(to_string(p)); }
+
+}  // namespace
+
+KernelFileError::KernelFileError(std::string file, int line, int column, std::string key, std::string cause)
+    : std::runtime_error(file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " +
+                         (key.empty() ? std::string{} : key + ": ") + cause),
+      file_(std::move(file)), key_(std::move(key)), cause_(std::move(cause)), line_(line), column_(column) {}
+
+const std::vector<std::string>& kernel_kinds() {
+  static const std::vector<std::string> kinds{"scale", "gemv", "spmv-csr", "spmv", "stencil", "gemm", "custom"};
+  return kinds;
+}
+
+double parse_work_flop(std::string_view text, std::string_view field) {
+  const std::string t(text);
+  if (t.find("/s") != std::string::npos)
+    throw UnitError(std::string(field) + ": '" + t + "' is a rate; work is an amount of flop (e.g. '2 GFLOP')");
+  const Quantity bare = [&] {
+    try {
+      return parse_quantity(t);
+    } catch (const UnitError&) {
+      return Quantity{0, Dimension::bytes};  // not a bare number; try as flop below
+    }
+  }();
+  double v = 0;
+  if (bare.dimension == Dimension::dimensionless) {
+    v = bare.value;
+  } else {
+    // units.hpp knows FLOP/s but not FLOP: read "2 GFLOP" as the rate "2 GFLOP/s" times one second.
+    try {
+      v = parse_as(t + "/s", Dimension::flop_per_second);
+    } catch (const UnitError&) {
+      throw UnitError(std::string(field) + ": '" + t + "' is not an amount of work (e.g. '2 GFLOP', '1.5 TOP', 2e9)");
+    }
+  }
+  if (!(v > 0)) throw UnitError(std::string(field) + ": work must be positive, got '" + t + "'");
+  return v;
+}
+
+double parse_traffic_bytes(std::string_view text, std::string_view field) {
+  const Quantity q = [&] {
+    try {
+      return parse_quantity(text);
+    } catch (const UnitError& e) {
+      throw UnitError(std::string(field) + ": " + e.what());
+    }
+  }();
+  double v = q.value;
+  if (q.dimension != Dimension::dimensionless) v = parse_as(text, Dimension::bytes, field);
+  if (!(v > 0)) throw UnitError(std::string(field) + ": traffic must be positive, got '" + std::string(text) + "'");
+  return v;
+}
+
+double parse_size(std::string_view text, std::string_view field) {
+  double v = 0;
+  try {
+    v = parse_as(text, Dimension::dimensionless, field);
+  } catch (const UnitError& e) {
+    throw std::invalid_argument(e.what());
+  }
+  if (!(v > 0) || !std::isfinite(v) || v != std::floor(v))
+    throw std::invalid_argument(std::string(field) + ": '" + std::string(text) +
+                                "' is not a positive whole number (e.g. 4096 or 1e9)");
+  return v;
+}
+
+double scale_tensor_core_fraction(Precision p) {
+  // A = B*(qI) fills one of max(m,n) columns: fp64 mma is m8n8k4 (1/8), the others m16n8kK (1/16).
+  return p == Precision::fp64 ? 1.0 / 8 : 1.0 / 16;
+}
+
+KernelModel scale_model(double n, Precision p) {
+  require_size(n, "scale: n");
+  const double D = bytes_per_value(p);
+  KernelModel k;
+  k.kind = "scale";
+  k.description = "SCALE n=" + num(n) + " " + precision_name(p);
+  k.precision = p;
+  k.work_flop = n;                 // one multiply per element
+  k.traffic_bytes = 2 * n * D;     // load b, store a
+  k.working_set_bytes = 2 * n * D;
+  k.tensor_core_fraction = scale_tensor_core_fraction(p);
+  return k;
+}
+
+KernelModel gemv_model(double m, double n, Precision p) {
+  require_size(m, "gemv: m");
+  require_size(n, "gemv: n");
+  const double D = bytes_per_value(p);
+  KernelModel k;
+  k.kind = "gemv";
+  k.description = "GEMV " + num(m) + "x" + num(n) + " " + precision_name(p);
+  k.precision = p;
+  k.work_flop = 2 * m * n;                // Eq. 7
+  k.traffic_bytes = (m * n + m + n) * D;  // A, x, y once each
+  k.working_set_bytes = k.traffic_bytes;
+  return k;
+}
+
+KernelModel spmv_csr_model(double m, double n, double nnz, int index_bytes, Precision p) {
+  require_size(m, "spmv-csr: m");
+  require_size(n, "spmv-csr: n");
+  require_size(nnz, "spmv-csr: nnz");
+  if (index_bytes < 1 || index_bytes > 8)
+    throw std::invalid_argument("spmv-csr: index bytes must be 1..8, got " + std::to_string(index_bytes));
+  if (nnz > m * n) throw std::invalid_argument("spmv-csr: nnz " + num(nnz) + " exceeds m*n = " + num(m * n));
+  const double D = bytes_per_value(p);
+  KernelModel k;
+  k.kind = "spmv-csr";
+  k.description = "SpMV CSR " + num(m) + "x" + num(n) + " nnz=" + num(nnz) + " idx=" + std::to_string(index_bytes) +
+                  "B " + precision_name(p);
+  k.precision = p;
+  k.work_flop = 2 * nnz;
+  k.traffic_bytes = (nnz + m + n) * D + (nnz + m + 1) * index_bytes;  // Eq. 10
+  k.working_set_bytes = k.traffic_bytes;
+  return k;
+}
+
+KernelModel spmv_generic_model(double m, double n, double nnz, double index_count, int index_bytes,
+                               double packed_count, int packed_bytes, Precision p) {
+  require_size(m, "spmv: m");
+  require_size(n, "spmv: n");
+  require_size(nnz, "spmv: nnz");
+  if (!(index_count >= 0) || !(packed_count >= 0) || !std::isfinite(index_count) || !std::isfinite(packed_count))
+    throw std::invalid_argument("spmv: index and packed counts must be finite and >= 0");
+  if (index_bytes < 0 || index_bytes > 8 || packed_bytes < 0 || packed_bytes > 64)
+    throw std::invalid_argument("spmv: index bytes must be 0..8 and packed bytes 0..64");
+  const double D = bytes_per_value(p);
+  KernelModel k;
+  k.kind = "spmv";
+  k.description = "SpMV " + num(m) + "x" + num(n) + " nnz=" + num(nnz) + " " + precision_name(p);
+  k.precision = p;
+  k.work_flop = 2 * nnz;
+  k.traffic_bytes = (nnz + m + n) * D + index_count * index_bytes + packed_count * packed_bytes;  // Eq. 9
+  k.working_set_bytes = k.traffic_bytes;
+  return k;
+}
+
+KernelModel stencil_model(int points, int dims, double nx, double ny, double nz, int steps, Precision p) {
+  if (points < 1) throw std::invalid_argument("stencil: points must be >= 1, got " + std::to_string(points));
+  if (dims != 2 && dims != 3) throw std::invalid_argument("stencil: dims must be 2 or 3, got " + std::to_string(dims));
+  if (steps < 1) throw std::invalid_argument("stencil: steps must be >= 1, got " + std::to_string(steps));
+  require_size(nx, "stencil: nx");
+  require_size(ny, "stencil: ny");
+  if (dims == 3) require_size(nz, "stencil: nz");
+  if (dims == 2 && !(nz == 0 || nz == 1))
+    throw std::invalid_argument("stencil: a 2-D stencil takes no nz (got " + num(nz) + ")");
+  const double points_in_grid = nx * ny * (dims == 3 ? nz : 1);
+  const double D = bytes_per_value(p);
+  KernelModel k;
+  k.kind = "stencil";
+  k.description = "stencil " + std::to_string(dims) + "d" + std::to_string(points) + "pt " + num(nx) + "x" + num(ny) +
+                  (dims == 3 ? "x" + num(nz) : std::string{}) + " t=" + std::to_string(steps) + " " +
+                  precision_name(p);
+  k.precision = p;
+  k.work_flop = 2.0 * points * steps * points_in_grid;  // Eq. 13: W_t = 2|S|t per point
+  k.traffic_bytes = 2 * D * points_in_grid;             // Eq. 12: one load of u, one store of v
+  k.working_set_bytes = k.traffic_bytes;
+  k.temporal_steps = steps;
+  k.intensity_one_step = points / D;  // Eq. 12: |S| / D
+  return k;
+}
+
+KernelModel gemm_model(double m, double n, double k_dim, Precision p) {
+  require_size(m, "gemm: m");
+  require_size(n, "gemm: n");
+  require_size(k_dim, "gemm: k");
+  const double D = bytes_per_value(p);
+  KernelModel k;
+  k.kind = "gemm";
+  k.description = "GEMM " + num(m) + "x" + num(n) + "x" + num(k_dim) + " " + precision_name(p);
+  k.precision = p;
+  k.work_flop = 2 * m * n * k_dim;
+  k.traffic_bytes = (m * k_dim + k_dim * n + 2 * m * n) * D;  // A, B once; C read and written
+  k.working_set_bytes = (m * k_dim + k_dim * n + m * n) * D;
+  return k;
+}
+
+KernelModel custom_model(double work_flop, double traffic_bytes, Precision p) {
+  require_size(work_flop, "custom: work");
+  require_size(traffic_bytes, "custom: traffic");
+  KernelModel k;
+  k.kind = "custom";
+  k.description = "custom W=" + num(work_flop) + " flop, Q=" + num(traffic_bytes) + " B " + precision_name(p);
+  k.precision = p;
+  k.work_flop = work_flop;
+  k.traffic_bytes = traffic_bytes;
+  k.working_set_bytes = traffic_bytes;  // bytes touched once, unless the kernel file says otherwise
+  return k;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernel files
+
+namespace {
+
+struct KindKeys {
+  std::set<std::string> required, optional;
+};
+
+const std::map<std::string, KindKeys>& kind_keys() {
+  static const std::map<std::string, KindKeys> keys{
+      {"scale", {{"n"}, {}}},
+      {"gemv", {{"m", "n"}, {}}},
+      {"spmv-csr", {{"m", "n", "nnz"}, {"index_bytes"}}},
+      {"spmv", {{"m", "n", "nnz"}, {"index_count", "index_bytes", "packed_count", "packed_bytes"}}},
+      {"stencil", {{"points", "dims", "nx", "ny"}, {"nz", "steps"}}},
+      {"gemm", {{"m", "n", "k"}, {}}},
+      {"custom", {{"work", "traffic"}, {}}},
+  };
+  return keys;
+}
+
+const std::set<std::string>& common_keys() {
+  static const std::set<std::string> keys{"kind", "precision", "description", "working_set", "tensor_core_fraction"};
+  return keys;
+}
+
+std::string join(const std::set<std::string>& s) {
+  std::string out;
+  for (const auto& x : s) out += (out.empty() ? "" : ", ") + x;
+  return out;
+}
+
+int as_int(double v, const std::string& key) {
+  if (v > 1e9) throw std::invalid_argument(key + ": " + num(v) + " is too large");
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+KernelModel load_kernel_file(const std::filesystem::path& file) {
+  const std::string name = file.string();
+  std::ifstream in(file);
+  if (!in) throw KernelFileError(name, 0, 0, "", "cannot open kernel file");
+  std::stringstream text;
+  text << in.rdbuf();
+  YAML::Node root;
+  try {
+    root = YAML::Load(text.str());
+  } catch (const YAML::ParserException& e) {
+    throw KernelFileError(name, e.mark.line + 1, e.mark.column + 1, "", "YAML syntax: " + e.msg);
+  }
+  if (!root.IsMap()) throw KernelFileError(name, 1, 1, "", "a kernel file is a YAML mapping (kind: ..., sizes)");
+
+  std::map<std::string, YAML::Node> values;  // key -> value node
+  std::map<std::string, YAML::Mark> marks;   // key -> where the key is written
+  for (const auto& kv : root) {
+    const std::string key = kv.first.Scalar();
+    if (values.count(key))
+      throw KernelFileError(name, kv.first.Mark().line + 1, kv.first.Mark().column + 1, key, "duplicate key");
+    if (!kv.second.IsScalar())
+      throw KernelFileError(name, kv.second.Mark().line + 1, kv.second.Mark().column + 1, key,
+                            "expected a single value");
+    values[key] = kv.second;
+    marks[key] = kv.first.Mark();
+  }
+  const auto fail = [&](const std::string& key, const std::string& cause) -> KernelFileError {
+    const YAML::Mark m = marks.count(key) ? values[key].Mark() : YAML::Mark{};
+    return KernelFileError(name, m.line + 1, m.column + 1, key, cause);
+  };
+  if (!values.count("kind"))
+    throw KernelFileError(name, 1, 1, "kind", "missing (one of scale, gemv, spmv-csr, spmv, stencil, gemm, custom)");
+  const std::string kind = values["kind"].Scalar();
+  const auto kk = kind_keys().find(kind);
+  if (kk == kind_keys().end())
+    throw fail("kind", "unknown kind '" + kind + "' (one of scale, gemv, spmv-csr, spmv, stencil, gemm, custom)");
+  const KindKeys& allowed = kk->second;
+  for (const auto& [key, node] : values) {
+    if (common_keys().count(key) || allowed.required.count(key) || allowed.optional.count(key)) continue;
+    const YAML::Mark m = marks[key];
+    throw KernelFileError(name, m.line + 1, m.column + 1, key,
+                          "unknown key for kind " + kind + " (allowed: " +
+                              join(allowed.required) + (allowed.optional.empty() ? "" : ", " + join(allowed.optional)) +
+                              ", " + join(common_keys()) + ")");
+  }
+  for (const auto& key : allowed.required)
+    if (!values.count(key)) {
+      const YAML::Mark m = marks["kind"];
+      throw KernelFileError(name, m.line + 1, m.column + 1, key, "missing; kind " + kind + " needs " + join(allowed.required));
+    }
+
+  Precision p = Precision::fp64;
+  if (values.count("precision")) {
+    try {
+      p = parse_precision(values["precision"].Scalar());
+    } catch (const std::exception& e) {
+      throw fail("precision", e.what());
+    }
+  }
+  // Every value is read through one of these, so each error carries its line.
+  const auto size = [&](const std::string& key) {
+    try {
+      return parse_size(values[key].Scalar(), key);
+    } catch (const std::exception& e) {
+      throw fail(key, e.what());
+    }
+  };
+  const auto size_or = [&](const std::string& key, double dflt) { return values.count(key) ? size(key) : dflt; };
+  if (values.count("index_bytes") && size("index_bytes") > 8) throw fail("index_bytes", "must be 1..8");
+  const auto count_or_zero = [&](const std::string& key) {
+    if (!values.count(key)) return 0.0;
+    try {
+      const double v = parse_as(values[key].Scalar(), Dimension::dimensionless, key);
+      if (!(v >= 0)) throw std::invalid_argument(key + " must be >= 0");
+      return v;
+    } catch (const std::exception& e) {
+      throw fail(key, e.what());
+    }
+  };
+
+  KernelModel k;
+  try {
+    if (kind == "scale") {
+      k = scale_model(size("n"), p);
+    } else if (kind == "gemv") {
+      k = gemv_model(size("m"), size("n"), p);
+    } else if (kind == "spmv-csr") {
+      k = spmv_csr_model(size("m"), size("n"), size("nnz"), as_int(size_or("index_bytes", 4), "index_bytes"), p);
+    } else if (kind == "spmv") {
+      k = spmv_generic_model(size("m"), size("n"), size("nnz"), count_or_zero("index_count"),
+                             as_int(size_or("index_bytes", 4), "index_bytes"), count_or_zero("packed_count"),
+                             static_cast<int>(count_or_zero("packed_bytes")), p);
+    } else if (kind == "stencil") {
+      const int dims = as_int(size("dims"), "dims");
+      if (dims != 2 && dims != 3) throw fail("dims", "must be 2 or 3, got " + std::to_string(dims));
+      if (dims == 2 && values.count("nz")) throw fail("nz", "a 2-D stencil takes no nz");
+      if (dims == 3 && !values.count("nz")) throw fail("dims", "a 3-D stencil needs nz");
+      k = stencil_model(as_int(size("points"), "points"), dims, size("nx"), size("ny"), size_or("nz", 0),
+                        as_int(size_or("steps", 1), "steps"), p);
+    } else if (kind == "gemm") {
+      k = gemm_model(size("m"), size("n"), size("k"), p);
+    } else {
+      double w = 0, q = 0;
+      try {
+        w = parse_work_flop(values["work"].Scalar(), "work");
+      } catch (const std::exception& e) {
+        throw fail("work", e.what());
+      }
+      try {
+        q = parse_traffic_bytes(values["traffic"].Scalar(), "traffic");
+      } catch (const std::exception& e) {
+        throw fail("traffic", e.what());
+      }
+      k = custom_model(w, q, p);
+    }
+  } catch (const KernelFileError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw fail("kind", e.what());  // a size combination the model rejects (e.g. nnz > m*n)
+  }
+  if (values.count("working_set")) {
+    try {
+      k.working_set_bytes = parse_traffic_bytes(values["working_set"].Scalar(), "working_set");
+    } catch (const std::exception& e) {
+      throw fail("working_set", e.what());
+    }
+  }
+  if (values.count("tensor_core_fraction")) {
+    double f = 0;
+    try {
+      f = parse_as(values["tensor_core_fraction"].Scalar(), Dimension::dimensionless, "tensor_core_fraction");
+    } catch (const std::exception& e) {
+      throw fail("tensor_core_fraction", e.what());
+    }
+    if (!(f > 0 && f <= 1)) throw fail("tensor_core_fraction", "must lie in (0, 1], got " + num(f));
+    k.tensor_core_fraction = f;
+  }
+  if (values.count("description")) k.description = values["description"].Scalar();
+  return k;
+}
+
+// ---------------------------------------------------------------------------------------------
+// predict
+
+namespace {
+
+std::string descriptor_name(const HardwareDescriptor& hw) {
+  return !hw.id.empty() ? hw.id : !hw.identity.name.empty() ? hw.identity.name : std::string("the descriptor");
+}
+
+// One number taken from the descriptor (or an override), with where it came from.
+struct Taken {
+  double value = 0;
+  std::string source;  // "measured" | "spec" | "override"
+};
+
+std::string describe(const Field& f, std::string_view source) {
+  if (source == "spec" && f.spec) return "spec" + (f.spec->reference.empty() ? "" : " (" + f.spec->reference + ")");
+  if (source == "measured" && f.measured) {
+    const MeasuredValue& m = *f.measured;
+    std::string s = "measured (";
+    s += m.probe.empty() ? "probe ?" : "probe " + m.probe;
+    if (!m.date.empty()) s += ", " + m.date;
+    if (m.repeats > 0) s += ", median of " + std::to_string(m.repeats);
+    if (m.cv > 0) s += ", cv " + num(std::round(m.cv * 1e4) / 1e2) + "%";
+    if (m.flagged) s += ", FLAGGED";
+    return s + ")";
+  }
+  return std::string(source);
+}
+
+Taken take(const Field* f, const std::string& path, Dimension d, SourcePreference pref, const HardwareDescriptor& hw,
+           std::vector<std::string>& provenance) {
+  if (!f || !f->present()) throw std::runtime_error(path + " is missing in " + descriptor_name(hw));
+  const std::optional<double> v = f->value(pref);
+  if (!v)
+    throw std::runtime_error(path + " has no " + std::string(to_string(pref)) + " value in " + descriptor_name(hw) +
+                             (f->spec ? " (a spec value exists: use source spec or auto)" : ""));
+  const std::string source(f->source(pref));
+  provenance.push_back(path + " = " + format_quantity(*v, d) + ": " + describe(*f, source));
+  return {*v, source};
+}
+
+Taken take_override(double v, const std::string& what, Dimension d, std::vector<std::string>& provenance) {
+  provenance.push_back(what + " = " + format_quantity(v, d) + ": override (what-if)");
+  return {v, "override"};
+}
+
+const Field* find_compute(const HardwareDescriptor& hw, ComputeUnit u, Precision p) {
+  const auto unit = hw.compute.find(u);
+  if (unit == hw.compute.end()) return nullptr;
+  const auto f = unit->second.find(p);
+  return f == unit->second.end() ? nullptr : &f->second;
+}
+
+}  // namespace
+
+Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const PredictOptions& opt) {
+  if (!(k.work_flop > 0) || !(k.traffic_bytes > 0))
+    throw std::invalid_argument("predict: kernel '" + k.description + "' needs positive work and traffic");
+  if (!(k.tensor_core_fraction > 0 && k.tensor_core_fraction <= 1))
+    throw std::invalid_argument("predict: tensor_core_fraction must lie in (0, 1], got " + num(k.tensor_core_fraction));
+  for (const auto& [what, v] : {std::pair{"bandwidth", opt.bandwidth_override},
+                                std::pair{"CUDA-core peak", opt.peak_cuda_core_override},
+                                std::pair{"tensor-core peak", opt.peak_tensor_core_override}})
+    if (v && (!(*v > 0) || !std::isfinite(*v)))
+      throw std::invalid_argument(std::string("predict: the ") + what + " override must be positive, got " + num(*v));
+
+  Prediction r;
+  const SourcePreference pref = opt.source;
+  std::vector<std::string>& prov = r.provenance;
+
+  // Which memory level bounds the working set: the paper splits at half the L2 capacity.
+  const auto dram_it = hw.memory.find(MemoryLevelKind::dram);
+  const auto l2_it = hw.memory.find(MemoryLevelKind::l2);
+  const MemoryLevel* l2 = l2_it == hw.memory.end() ? nullptr : &l2_it->second;
+  MemoryLevelKind level = MemoryLevelKind::dram;
+  const std::string ws = format_quantity(k.working_set_bytes, Dimension::bytes);
+  // Capacity is structure, not speed: a spec capacity serves when no measurement is asked for.
+  const SourcePreference cap_pref = pref == SourcePreference::measured ? SourcePreference::measured_else_spec : pref;
+  if (!l2 || !l2->capacity.present() || !l2->capacity.value(cap_pref)) {
+    r.memory_level_reason = "the descriptor has no L2 capacity; DRAM bounds every working set";
+  } else {
+    const double cap = *l2->capacity.value(cap_pref);
+    const std::string half = format_quantity(cap / 2, Dimension::bytes);
+    prov.push_back("memory.l2.capacity = " + format_quantity(cap, Dimension::bytes) + ": " +
+                   describe(l2->capacity, l2->capacity.source(cap_pref)));
+    if (k.working_set_bytes > cap / 2) {
+      r.memory_level_reason = "working set " + ws + " > half of L2 (" + half + ")";
+    } else if (!l2->bandwidth.value(pref) && !opt.bandwidth_override) {
+      r.memory_level_reason = "working set " + ws + " <= half of L2 (" + half + "), but the descriptor has no " +
+                              (l2->bandwidth.present() ? std::string(to_string(pref)) + " " : "") +
+                              "L2 bandwidth; DRAM bandwidth used";
+    } else {
+      level = MemoryLevelKind::l2;
+      r.memory_level_reason = "working set " + ws + " <= half of L2 (" + half + ")";
+    }
+  }
+  r.memory_level = std::string(to_string(level));
+  const std::string bw_path = "memory." + r.memory_level + ".bandwidth";
+  Taken bw;
+  if (opt.bandwidth_override) {
+    bw = take_override(*opt.bandwidth_override, bw_path, Dimension::bytes_per_second, prov);
+  } else {
+    const MemoryLevel* lv = level == MemoryLevelKind::l2 ? l2 : (dram_it == hw.memory.end() ? nullptr : &dram_it->second);
+    bw = take(lv ? &lv->bandwidth : nullptr, bw_path, Dimension::bytes_per_second, pref, hw, prov);
+  }
+
+  Precision cc_p = k.precision;
+  if (cc_p == Precision::tf32 && !find_compute(hw, ComputeUnit::cuda_core, cc_p) && !opt.peak_cuda_core_override) {
+    cc_p = Precision::fp32;  // CUDA cores have no TF32: the CUDA-core formulation runs in FP32
+    prov.push_back("CUDA-core precision = fp32: CUDA cores have no tf32");
+  }
+  const std::string cc_path = "compute.cuda_core." + precision_name(cc_p);
+  const std::string tc_path = "compute.tensor_core." + precision_name(k.precision);
+  const Taken cc = opt.peak_cuda_core_override
+                       ? take_override(*opt.peak_cuda_core_override, cc_path, Dimension::flop_per_second, prov)
+                       : take(find_compute(hw, ComputeUnit::cuda_core, cc_p), cc_path, Dimension::flop_per_second, pref,
+                              hw, prov);
+  const Taken tc = opt.peak_tensor_core_override
+                       ? take_override(*opt.peak_tensor_core_override, tc_path, Dimension::flop_per_second, prov)
+                       : take(find_compute(hw, ComputeUnit::tensor_core, k.precision), tc_path,
+                              Dimension::flop_per_second, pref, hw, prov);
+  if (k.tensor_core_fraction != 1.0)
+    prov.push_back("tensor-core fraction = " + num(k.tensor_core_fraction) + ": the kernel's tensor-core formulation (" +
+                   k.kind + ")");
+
+  const std::set<std::string> sources{bw.source, cc.source, tc.source};
+  r.source = sources.size() == 1 ? *sources.begin() : "mixed";
+
+  r.bandwidth = bw.value;
+  r.peak_cuda_core = cc.value;
+  r.peak_tensor_core = tc.value;
+  r.tensor_core_effective_peak = tc.value * k.tensor_core_fraction;
+  r.intensity = operational_intensity(k.work_flop, k.traffic_bytes);         // Eq. 2
+  r.balance_cuda_core = machine_balance(cc.value, bw.value);                 // Eq. 1
+  r.balance_tensor_core = machine_balance(tc.value, bw.value);               // Eq. 1, nominal peak
+  r.memory_bound = is_memory_bound(r.intensity, r.balance_cuda_core);        // Eq. 4
+  r.attainable_cuda_core = attainable_flop_per_s(cc.value, bw.value, r.intensity);  // Eq. 3
+  r.attainable_tensor_core = attainable_flop_per_s(r.tensor_core_effective_peak, bw.value, r.intensity);
+  r.t_compute_cuda_core = compute_time_s(k.work_flop, cc.value);
+  r.t_compute_tensor_core = compute_time_s(k.work_flop, r.tensor_core_effective_peak);
+  r.t_memory = memory_time_s(k.traffic_bytes, bw.value);
+  r.t_overlapped = overlapped_time_s(r.t_memory, r.t_compute_cuda_core);    // Eq. 17
+  r.t_unoverlapped = unoverlapped_time_s(r.t_memory, r.t_compute_cuda_core);  // Eq. 18
+  r.alpha = r.tensor_core_effective_peak / cc.value;
+  r.speedup_exact_unoverlapped = tensor_core_speedup(r.t_compute_cuda_core, r.t_memory, 0, r.alpha);  // Eq. 19-20
+  r.speedup_kernel_bound = speedup_bound(r.alpha, r.balance_cuda_core, r.intensity);                 // Eq. 22
+  r.speedup_memory_bound_limit = memory_bound_speedup_limit(r.alpha);                                // Eq. 23
+  r.speedup_workload_limit = workload_speedup_limit(r.balance_cuda_core, r.intensity);               // Eq. 24
+  if (k.kind == "stencil" && k.intensity_one_step > 0) {
+    r.temporal_blocking_threshold = temporal_blocking_threshold(r.balance_cuda_core, k.intensity_one_step);  // Eq. 14
+    r.temporal_blocking_min_steps = temporal_blocking_min_steps(r.balance_cuda_core, k.intensity_one_step);
+  }
+  return r;
+}
+
+}  // namespace ceiling

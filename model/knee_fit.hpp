@@ -1,0 +1,45 @@
+// Knees of a latency-versus-footprint curve by segmented least squares (Saavedra & Smith's
+// P-chase plots; the fit is the classic dynamic-programming segmentation, each piece a line).
+#pragma once
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace ceiling {
+
+// One piece of a segmented fit: points [first, last] fit by y = intercept + slope * x.
+struct LineSegment {
+  std::size_t first = 0, last = 0;
+  double slope = 0, intercept = 0;
+  double sse = 0;  // residual sum of squares of this piece
+  double at(double x) const { return intercept + slope * x; }
+};
+
+// Optimal split of (x, y) (x ascending) into exactly `segments` contiguous pieces of at least
+// `min_points` points each, minimizing the total squared residual. Throws std::invalid_argument
+// when the sizes do not match, x is not ascending, or there are too few points.
+std::vector<LineSegment> segmented_least_squares(std::span<const double> x, std::span<const double> y,
+                                                 int segments, int min_points = 2);
+
+// Same, choosing the number of pieces (1..max_segments) by the Bayesian information criterion;
+// `noise_floor` is the smallest residual standard deviation believed (relative to mean |y|), so
+// noise-free curves are not split further once they are fit exactly.
+std::vector<LineSegment> segmented_least_squares_auto(std::span<const double> x, std::span<const double> y,
+                                                      int max_segments, int min_points = 2,
+                                                      double noise_floor = 5e-3);
+
+// A capacity knee: the last sweep point of a flat piece that is followed by a rise.
+struct Knee {
+  std::size_t index = 0;     // index of the last point that still sits on the lower plateau
+  double footprint = 0;      // footprint at that point (bytes)
+  double level_before = 0;   // fitted level of the plateau (e.g. cycles)
+  double level_after = 0;    // fitted value at the end of the next piece
+};
+
+// Knees of y(footprint) (footprint ascending, > 0), fit in log2(footprint). A piece is flat when
+// its fitted rise is under `flat_rise` of its level; a knee needs the next piece to end more than
+// `min_rise` (relative) above the plateau.
+std::vector<Knee> find_knees(std::span<const double> footprint, std::span<const double> y,
+                             int max_segments = 8, double min_rise = 0.15, double flat_rise = 0.08);
+
+}  // namespace ceiling

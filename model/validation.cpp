@@ -1,0 +1,647 @@
+#include "validation.hpp"
+
+#include <Eigen/Dense>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <tuple>
+
+#include "roofline.hpp"
+#include "stats.hpp"
+#include "units.hpp"
+
+namespace ceiling::validation {
+namespace {
+
+std::string pct(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f%%", 100.0 * x);
+  return b;
+}
+std::string num(double x, const char* f = "%.3g") {
+  char b[48];
+  std::snprintf(b, sizeof b, f, x);
+  return b;
+}
+std::string bw_text(double bytes_per_s) { return format_quantity(bytes_per_s, Dimension::bytes_per_second, 4); }
+std::string bytes_text(double bytes) { return format_quantity(bytes, Dimension::bytes, 3); }
+
+}  // namespace
+
+std::string memory_level_for(double working_set_bytes, double l2_bytes) {
+  if (!(l2_bytes > 0)) throw std::invalid_argument("memory_level_for: L2 size must be positive");
+  return working_set_bytes <= 0.5 * l2_bytes ? "l2" : "dram";
+}
+
+std::string side_of_split(const std::string& memory_level) {
+  return memory_level == "l2" ? "in-l2" : "out-of-l2";
+}
+
+std::vector<double> default_sweep_bytes(double l2_bytes, bool quick) {
+  if (!(l2_bytes > 0)) throw std::invalid_argument("default_sweep_bytes: L2 size must be positive");
+  const int per_octave = quick ? 1 : 4;
+  std::vector<double> out;
+  // l2/32 .. 8*l2: 8 octaves; l2/2 = 2^-1 l2 is the point at step 4 octaves in.
+  for (int i = -5 * per_octave; i <= 3 * per_octave; ++i)
+    out.push_back(l2_bytes * std::exp2(static_cast<double>(i) / per_octave));
+  return out;
+}
+
+TimeBound time_bound(const HardwareDescriptor& hw, const KernelModel& k, ComputeUnit unit,
+                     const std::string& memory_level) {
+  TimeBound b;
+  b.memory_level = memory_level;
+  MemoryLevelKind level = parse_memory_level(memory_level);
+  auto bw = hw.bandwidth(level);
+  if ((!bw || !(*bw > 0)) && level == MemoryLevelKind::l2) {
+    // No L2 bandwidth (uncalibrated descriptor): DRAM is the only roof the model has.
+    level = MemoryLevelKind::dram;
+    bw = hw.bandwidth(level);
+    b.memory_level = "dram";
+    b.note = "descriptor has no L2 bandwidth: bounded with DRAM bandwidth";
+  }
+  if (!bw || !(*bw > 0))
+    throw std::runtime_error("descriptor '" + hw.id + "' has no bandwidth for memory." + memory_level +
+                             " (needed to bound a " + k.kind + " working set of " +
+                             bytes_text(k.working_set_bytes) + ")");
+  b.bandwidth = *bw;
+  b.bandwidth_source = std::string(hw.memory.at(level).bandwidth.source());
+  try {
+    PredictOptions opt;
+    opt.bandwidth_override = b.bandwidth;  // the level the working set sits in, not predict's choice
+    const Prediction p = predict(hw, k, opt);
+    b.t_memory = p.t_memory;
+    if (unit == ComputeUnit::tensor_core) {
+      b.t_compute = p.tensor_core_effective_peak > 0 ? k.work_flop / p.tensor_core_effective_peak : 0;
+    } else {
+      b.t_compute = p.peak_cuda_core > 0 ? k.work_flop / p.peak_cuda_core : 0;
+    }
+    // Eq. 22/23 at this level: alpha = effective P(TC)/P(CC), B = P(CC)/BW(level).
+    if (p.peak_cuda_core > 0 && p.tensor_core_effective_peak > 0) {
+      b.alpha = p.tensor_core_effective_peak / p.peak_cuda_core;
+      b.speedup_bound_eq22 =
+          speedup_bound(b.alpha, machine_balance(p.peak_cuda_core, b.bandwidth), k.intensity());
+      b.speedup_limit_eq23 = memory_bound_speedup_limit(b.alpha);
+    }
+  } catch (const std::exception& e) {
+    // No compute peak for this unit/precision: the memory time alone is still a lower bound.
+    b.t_memory = memory_time_s(k.traffic_bytes, b.bandwidth);
+    b.t_compute = 0;
+    b.note += std::string(b.note.empty() ? "" : "; ") + "memory-only bound (predict: " + e.what() + ")";
+  }
+  b.time_s = std::max(b.t_memory, b.t_compute);  // Eq. 17: nothing runs faster than full overlap
+  return b;
+}
+
+double noise_margin(double cv, int repeats) {
+  if (repeats <= 0 || !(cv >= 0)) return 0;
+  return 2.0 * 1.2533 * cv / std::sqrt(static_cast<double>(repeats));
+}
+
+Verdict judge_time(double efficiency, const TimeStats& t, const VerdictContext& ctx) {
+  Verdict v;
+  const double margin = noise_margin(t.cv, t.repeats);
+  const std::string level = ctx.memory_level == "l2" ? "L2" : "DRAM";
+  const std::string bound_text = level + " bandwidth " + bw_text(ctx.bound_bandwidth) + " (" + ctx.bandwidth_source + ")";
+  if (efficiency <= 1.0 + margin) {
+    v.verdict = "within-bound";
+    v.reason = pct(efficiency) + " of the bound at " + bound_text;
+    if (efficiency > 1.0)
+      v.reason += "; above 100% by less than the noise margin " + pct(margin) + " (cv " + pct(t.cv) + ")";
+    return v;
+  }
+  v.verdict = "beats-bound";
+  const std::string achieved = "achieved " + bw_text(ctx.achieved_bandwidth) + " > " + bound_text;
+  if (ctx.memory_level == "dram" && ctx.working_set_bytes <= ctx.l2_bytes) {
+    v.reason = "working set " + bytes_text(ctx.working_set_bytes) + " fits the L2 (" + bytes_text(ctx.l2_bytes) +
+               ") but is bounded with DRAM bandwidth: part of the traffic hit the L2 (" + achieved + ")";
+    if (!ctx.l2_flushed) v.reason += "; L2 not flushed between repeats";
+  } else if (ctx.memory_level == "dram" && ctx.working_set_bytes <= 4 * ctx.l2_bytes) {
+    v.reason = "dirty lines left in the L2 at kernel end (write-back not counted) or descriptor DRAM bandwidth "
+               "below measured: " + achieved;
+  } else if (ctx.memory_level == "dram") {
+    v.reason = "descriptor DRAM bandwidth below measured: " + achieved;
+  } else {
+    v.reason = "descriptor L2 bandwidth below measured (L1 hits or a better pattern than the probe's): " + achieved;
+  }
+  if (ctx.bandwidth_source == "spec") v.reason += "; the bound uses a spec value, calibrate the descriptor";
+  return v;
+}
+
+KernelResult evaluate(const HardwareDescriptor& hw, const KernelModel& k, ComputeUnit unit,
+                      const std::map<std::string, double>& size, const TimeStats& t, double l2_bytes,
+                      bool l2_flushed) {
+  if (!(t.median > 0)) throw std::invalid_argument("evaluate: measured median time must be positive");
+  KernelResult r;
+  r.kernel = k.kind;
+  r.variant = std::string(to_string(unit));
+  r.precision = std::string(to_string(k.precision));
+  r.size = size;
+  r.working_set_bytes = k.working_set_bytes;
+  r.memory_level = memory_level_for(k.working_set_bytes, l2_bytes);
+  r.work_flop = k.work_flop;
+  r.traffic_bytes = k.traffic_bytes;
+  r.intensity = operational_intensity(k.work_flop, k.traffic_bytes);
+  r.time_s = t;
+  r.achieved_bytes_per_s = k.traffic_bytes / t.median;
+  r.achieved_flop_per_s = k.work_flop / t.median;
+  const TimeBound b = time_bound(hw, k, unit, r.memory_level);
+  r.bound_time_s = b.time_s;
+  r.efficiency = b.time_s / t.median;
+  r.bound_bandwidth = b.bandwidth;
+  r.bandwidth_source = b.bandwidth_source;
+  r.bound_level = b.memory_level;
+  r.t_memory_s = b.t_memory;
+  r.t_compute_s = b.t_compute;
+  r.alpha = b.alpha;
+  r.speedup_bound_eq22 = b.speedup_bound_eq22;
+  r.speedup_limit_eq23 = b.speedup_limit_eq23;
+  r.bound_note = b.note;
+  r.l2_flushed = l2_flushed;
+  VerdictContext ctx{k.working_set_bytes, l2_bytes, b.memory_level, b.bandwidth_source, b.bandwidth,
+                     r.achieved_bytes_per_s, l2_flushed};
+  const Verdict v = judge_time(r.efficiency, t, ctx);
+  r.verdict = v.verdict;
+  r.verdict_reason = v.reason;
+  return r;
+}
+
+std::vector<SpeedupResult> speedups(const std::vector<KernelResult>& results) {
+  std::vector<SpeedupResult> out;
+  for (const auto& tc : results) {
+    if (tc.variant != "tensor_core") continue;
+    for (const auto& cc : results) {
+      if (cc.variant != "cuda_core" || cc.kernel != tc.kernel || cc.precision != tc.precision || cc.size != tc.size)
+        continue;
+      SpeedupResult s;
+      s.kernel = tc.kernel;
+      s.precision = tc.precision;
+      s.size = tc.size;
+      s.working_set_bytes = tc.working_set_bytes;
+      s.memory_level = tc.memory_level;
+      s.measured = cc.time_s.median / tc.time_s.median;
+      s.bound_eq22 = tc.speedup_bound_eq22;
+      s.limit_eq23 = tc.speedup_limit_eq23;
+      s.alpha = tc.alpha;
+      // Eq. 22 bounds the un-overlapped case; full overlap gives S = 1, so the top is max(1, Eq. 22).
+      s.upper_bound = std::max(1.0, s.bound_eq22);
+      const double cv = std::hypot(cc.time_s.cv, tc.time_s.cv);
+      const double margin = noise_margin(cv, std::min(cc.time_s.repeats, tc.time_s.repeats));
+      if (s.bound_eq22 <= 0) {
+        s.verdict = "within-bound";
+        s.verdict_reason = "no Eq. 22 bound (descriptor lacks a compute peak)";
+      } else if (s.measured <= s.upper_bound * (1.0 + margin)) {
+        s.verdict = "within-bound";
+        s.verdict_reason = "speedup " + num(s.measured, "%.3f") + " <= " + num(s.upper_bound, "%.3f") +
+                           (s.bound_eq22 < 1 ? " (alpha " + num(s.alpha, "%.3f") + " < 1: full overlap, S = 1, is the top)"
+                                             : " (Eq. 22)");
+        if (s.measured > s.upper_bound) s.verdict_reason += ", above by less than the noise margin " + pct(margin);
+      } else {
+        s.verdict = "beats-bound";
+        s.verdict_reason = "tensor-core speedup " + num(s.measured, "%.3f") + " exceeds " + num(s.upper_bound, "%.3f") +
+                           ": the CUDA-core variant is slower than its memory bound allows the comparison "
+                           "(efficiency " + pct(cc.efficiency) + " vs " + pct(tc.efficiency) + ")";
+      }
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
+std::vector<Geomean> geomeans(const std::vector<SpeedupResult>& s) {
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<double>> groups;
+  std::vector<std::tuple<std::string, std::string, std::string>> order;
+  for (const auto& x : s) {
+    if (!(x.measured > 0)) continue;
+    auto key = std::make_tuple(x.kernel, x.precision, side_of_split(x.memory_level));
+    if (!groups.count(key)) order.push_back(key);
+    groups[key].push_back(1.0 / x.measured);  // T(TC)/T(CC)
+  }
+  std::vector<Geomean> out;
+  for (const auto& key : order) {
+    const auto& v = groups[key];
+    Geomean g;
+    std::tie(g.kernel, g.precision, g.side) = key;
+    g.cc_over_tc = geometric_mean(v);
+    g.count = static_cast<int>(v.size());
+    out.push_back(g);
+  }
+  return out;
+}
+
+OverlapFit fit_overlap(const std::vector<OverlapPoint>& points) {
+  const int n = static_cast<int>(points.size());
+  if (n < 3) throw std::invalid_argument("fit_overlap: need at least 3 points, got " + std::to_string(n));
+  Eigen::MatrixXd X(n, 2);
+  Eigen::VectorXd y(n), T(n), hi(n), lo(n);
+  for (int i = 0; i < n; ++i) {
+    const auto& p = points[static_cast<size_t>(i)];
+    hi(i) = std::max(p.t_memory, p.t_compute);
+    lo(i) = std::min(p.t_memory, p.t_compute);
+    T(i) = p.t_measured;
+    X(i, 0) = lo(i);
+    X(i, 1) = 1.0;
+    y(i) = T(i) - hi(i);  // = (1 - phi) min + Tother
+  }
+  OverlapFit f;
+  f.points = n;
+  const auto qr = X.colPivHouseholderQr();
+  if (qr.rank() < 2) {
+    f.note = "min(Tmem, Tcmp) does not vary: phi not identifiable, set to 0";
+    f.phi_raw = 0;
+  } else {
+    const Eigen::Vector2d beta = qr.solve(y);
+    f.phi_raw = 1.0 - beta(0);
+    f.t_other_s = beta(1);
+  }
+  f.phi = std::clamp(f.phi_raw, 0.0, 1.0);
+  if (f.phi != f.phi_raw || qr.rank() < 2) {
+    f.clamped = f.phi != f.phi_raw;
+    f.t_other_s = (y - (1.0 - f.phi) * lo).mean();  // refit Tother with phi held
+    if (f.clamped && f.note.empty())
+      f.note = f.phi_raw < 0 ? "phi < 0: the measured time exceeds max + min, so the memory roof is optimistic "
+                               "(efficiency shortfall, not missing overlap)"
+                             : "phi > 1: measured below max + min scaled, clamped to full overlap";
+  }
+  const Eigen::VectorXd fitted = hi + (1.0 - f.phi) * lo + Eigen::VectorXd::Constant(n, f.t_other_s);
+  const double ss_res = (T - fitted).squaredNorm();
+  const double ss_tot = (T.array() - T.mean()).matrix().squaredNorm();
+  f.r2 = ss_tot > 0 ? 1.0 - ss_res / ss_tot : 0.0;
+  return f;
+}
+
+std::vector<OverlapFit> overlap_fits(const std::vector<KernelResult>& results) {
+  std::vector<std::tuple<std::string, std::string, std::string>> order;
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<OverlapPoint>> groups;
+  for (const auto& r : results) {
+    auto key = std::make_tuple(r.kernel, r.variant, r.precision);
+    if (!groups.count(key)) order.push_back(key);
+    groups[key].push_back({r.time_s.median, r.t_memory_s, r.t_compute_s});
+  }
+  std::vector<OverlapFit> out;
+  for (const auto& key : order) {
+    if (groups[key].size() < 3) continue;
+    OverlapFit f = fit_overlap(groups[key]);
+    std::tie(f.kernel, f.variant, f.precision) = key;
+    out.push_back(f);
+  }
+  return out;
+}
+
+void summarize(ValidationReport& r) {
+  r.speedups = speedups(r.results);
+  r.geomeans = geomeans(r.speedups);
+  r.overlap_fits = overlap_fits(r.results);
+}
+
+// ---- JSON ----------------------------------------------------------------------------------
+
+using ojson = nlohmann::ordered_json;
+
+static ojson size_json(const std::map<std::string, double>& s) {
+  ojson j = ojson::object();
+  // "m" before "n" reads as the matrix shape.
+  for (const auto& [k, v] : s) j[k] = v == std::floor(v) && std::fabs(v) < 9e15 ? ojson(static_cast<long long>(v)) : ojson(v);
+  return j;
+}
+
+ojson to_json(const ValidationReport& r) {
+  ojson j;
+  j["schema"] = r.schema;
+  j["tool_version"] = r.tool_version;
+  j["date"] = r.date;
+  j["command_line"] = r.command_line;
+  j["device"] = {{"name", r.device.name},
+                 {"uuid", r.device.uuid},
+                 {"sm_count", r.device.sm_count},
+                 {"compute_capability", r.device.compute_capability},
+                 {"driver", r.device.driver},
+                 {"cuda_version", r.device.cuda_version},
+                 {"l2_bytes", r.device.l2_bytes}};
+  j["sm_clock_hz"] = r.sm_clock_hz;
+  j["descriptor"] = {{"id", r.descriptor_id}, {"path", r.descriptor_path}};
+  j["wall_time_s"] = r.wall_time_s;
+  ojson results = ojson::array();
+  for (const auto& x : r.results) {
+    ojson e;
+    e["kernel"] = x.kernel;
+    e["variant"] = x.variant;
+    e["precision"] = x.precision;
+    e["size"] = size_json(x.size);
+    e["working_set_bytes"] = x.working_set_bytes;
+    e["memory_level"] = x.memory_level;
+    e["work_flop"] = x.work_flop;
+    e["traffic_bytes"] = x.traffic_bytes;
+    e["intensity"] = x.intensity;
+    e["time_s"] = {{"median", x.time_s.median}, {"min", x.time_s.min}, {"max", x.time_s.max},
+                   {"cv", x.time_s.cv}, {"repeats", x.time_s.repeats}};
+    e["achieved_bytes_per_s"] = x.achieved_bytes_per_s;
+    e["achieved_flop_per_s"] = x.achieved_flop_per_s;
+    e["bound_time_s"] = x.bound_time_s;
+    e["efficiency"] = x.efficiency;
+    e["verdict"] = x.verdict;
+    e["verdict_reason"] = x.verdict_reason;
+    e["bound_bandwidth_bytes_per_s"] = x.bound_bandwidth;
+    e["bandwidth_source"] = x.bandwidth_source;
+    e["bound_level"] = x.bound_level;
+    e["t_memory_s"] = x.t_memory_s;
+    e["t_compute_s"] = x.t_compute_s;
+    e["alpha"] = x.alpha;
+    e["speedup_bound_eq22"] = x.speedup_bound_eq22;
+    e["speedup_limit_eq23"] = x.speedup_limit_eq23;
+    e["bound_note"] = x.bound_note;
+    e["sm_clock_hz"] = x.sm_clock_hz;
+    e["l2_flushed"] = x.l2_flushed;
+    e["flagged"] = x.flagged;
+    e["flag_reason"] = x.flag_reason;
+    e["verify_error"] = x.verify_error;
+    e["description"] = x.description;
+    results.push_back(std::move(e));
+  }
+  j["results"] = std::move(results);
+  ojson sp = ojson::array();
+  for (const auto& s : r.speedups) {
+    sp.push_back({{"kernel", s.kernel},
+                  {"precision", s.precision},
+                  {"size", size_json(s.size)},
+                  {"working_set_bytes", s.working_set_bytes},
+                  {"memory_level", s.memory_level},
+                  {"measured", s.measured},
+                  {"bound_eq22", s.bound_eq22},
+                  {"limit_eq23", s.limit_eq23},
+                  {"upper_bound", s.upper_bound},
+                  {"alpha", s.alpha},
+                  {"verdict", s.verdict},
+                  {"verdict_reason", s.verdict_reason}});
+  }
+  j["speedups"] = std::move(sp);
+  ojson gm = ojson::array();
+  for (const auto& g : r.geomeans)
+    gm.push_back({{"kernel", g.kernel}, {"precision", g.precision}, {"side", g.side}, {"cc_over_tc", g.cc_over_tc}, {"count", g.count}});
+  j["geomeans"] = std::move(gm);
+  ojson fits = ojson::array();
+  for (const auto& f : r.overlap_fits)
+    fits.push_back({{"kernel", f.kernel}, {"variant", f.variant}, {"precision", f.precision}, {"phi", f.phi},
+                    {"r2", f.r2}, {"points", f.points}, {"phi_raw", f.phi_raw}, {"t_other_s", f.t_other_s},
+                    {"clamped", f.clamped}, {"note", f.note}});
+  j["overlap_fits"] = std::move(fits);
+  return j;
+}
+
+namespace {
+
+const nlohmann::json& need(const nlohmann::json& j, const char* key, const std::string& where) {
+  if (!j.is_object() || !j.contains(key))
+    throw std::runtime_error("validation results: " + where + ": missing key '" + key + "'");
+  return j.at(key);
+}
+template <class T>
+T get(const nlohmann::json& j, const char* key, const std::string& where) {
+  const auto& v = need(j, key, where);
+  try {
+    return v.get<T>();
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error("validation results: " + where + "." + key + ": " + e.what());
+  }
+}
+template <class T>
+T opt(const nlohmann::json& j, const char* key, T fallback) {
+  if (!j.is_object() || !j.contains(key) || j.at(key).is_null()) return fallback;
+  return j.at(key).get<T>();
+}
+std::map<std::string, double> size_from(const nlohmann::json& j, const std::string& where) {
+  const auto& s = need(j, "size", where);
+  if (!s.is_object()) throw std::runtime_error("validation results: " + where + ".size: not an object");
+  std::map<std::string, double> out;
+  for (auto it = s.begin(); it != s.end(); ++it) out[it.key()] = it.value().get<double>();
+  return out;
+}
+
+}  // namespace
+
+ValidationReport from_json(const nlohmann::json& j) {
+  ValidationReport r;
+  r.schema = get<std::string>(j, "schema", "top level");
+  if (r.schema != kValidationSchema)
+    throw std::runtime_error("validation results: schema '" + r.schema + "', expected '" + kValidationSchema + "'");
+  r.tool_version = get<std::string>(j, "tool_version", "top level");
+  r.date = get<std::string>(j, "date", "top level");
+  r.command_line = get<std::string>(j, "command_line", "top level");
+  const auto& d = need(j, "device", "top level");
+  r.device.name = get<std::string>(d, "name", "device");
+  r.device.uuid = get<std::string>(d, "uuid", "device");
+  r.device.sm_count = get<int>(d, "sm_count", "device");
+  r.device.compute_capability = get<std::string>(d, "compute_capability", "device");
+  r.device.driver = get<std::string>(d, "driver", "device");
+  r.device.cuda_version = get<std::string>(d, "cuda_version", "device");
+  r.device.l2_bytes = opt<double>(d, "l2_bytes", 0.0);
+  r.sm_clock_hz = get<double>(j, "sm_clock_hz", "top level");
+  const auto& desc = need(j, "descriptor", "top level");
+  r.descriptor_id = get<std::string>(desc, "id", "descriptor");
+  r.descriptor_path = get<std::string>(desc, "path", "descriptor");
+  r.wall_time_s = opt<double>(j, "wall_time_s", 0.0);
+  const auto& results = need(j, "results", "top level");
+  for (size_t i = 0; i < results.size(); ++i) {
+    const auto& e = results[i];
+    const std::string w = "results[" + std::to_string(i) + "]";
+    KernelResult x;
+    x.kernel = get<std::string>(e, "kernel", w);
+    x.variant = get<std::string>(e, "variant", w);
+    x.precision = get<std::string>(e, "precision", w);
+    x.size = size_from(e, w);
+    x.working_set_bytes = get<double>(e, "working_set_bytes", w);
+    x.memory_level = get<std::string>(e, "memory_level", w);
+    x.work_flop = get<double>(e, "work_flop", w);
+    x.traffic_bytes = get<double>(e, "traffic_bytes", w);
+    x.intensity = get<double>(e, "intensity", w);
+    const auto& t = need(e, "time_s", w);
+    x.time_s = {get<double>(t, "median", w + ".time_s"), get<double>(t, "min", w + ".time_s"),
+                get<double>(t, "max", w + ".time_s"), get<double>(t, "cv", w + ".time_s"),
+                get<int>(t, "repeats", w + ".time_s")};
+    x.achieved_bytes_per_s = get<double>(e, "achieved_bytes_per_s", w);
+    x.achieved_flop_per_s = get<double>(e, "achieved_flop_per_s", w);
+    x.bound_time_s = get<double>(e, "bound_time_s", w);
+    x.efficiency = get<double>(e, "efficiency", w);
+    x.verdict = get<std::string>(e, "verdict", w);
+    x.verdict_reason = get<std::string>(e, "verdict_reason", w);
+    x.bound_bandwidth = opt<double>(e, "bound_bandwidth_bytes_per_s", 0.0);
+    x.bandwidth_source = opt<std::string>(e, "bandwidth_source", "");
+    x.bound_level = opt<std::string>(e, "bound_level", x.memory_level);
+    x.t_memory_s = opt<double>(e, "t_memory_s", 0.0);
+    x.t_compute_s = opt<double>(e, "t_compute_s", 0.0);
+    x.alpha = opt<double>(e, "alpha", 0.0);
+    x.speedup_bound_eq22 = opt<double>(e, "speedup_bound_eq22", 0.0);
+    x.speedup_limit_eq23 = opt<double>(e, "speedup_limit_eq23", 0.0);
+    x.bound_note = opt<std::string>(e, "bound_note", "");
+    x.sm_clock_hz = opt<double>(e, "sm_clock_hz", 0.0);
+    x.l2_flushed = opt<bool>(e, "l2_flushed", false);
+    x.flagged = opt<bool>(e, "flagged", false);
+    x.flag_reason = opt<std::string>(e, "flag_reason", "");
+    x.verify_error = opt<double>(e, "verify_error", 0.0);
+    x.description = opt<std::string>(e, "description", "");
+    r.results.push_back(std::move(x));
+  }
+  const auto& sp = need(j, "speedups", "top level");
+  for (size_t i = 0; i < sp.size(); ++i) {
+    const auto& e = sp[i];
+    const std::string w = "speedups[" + std::to_string(i) + "]";
+    SpeedupResult s;
+    s.kernel = get<std::string>(e, "kernel", w);
+    s.precision = opt<std::string>(e, "precision", "fp64");
+    s.size = size_from(e, w);
+    s.working_set_bytes = get<double>(e, "working_set_bytes", w);
+    s.memory_level = get<std::string>(e, "memory_level", w);
+    s.measured = get<double>(e, "measured", w);
+    s.bound_eq22 = get<double>(e, "bound_eq22", w);
+    s.limit_eq23 = get<double>(e, "limit_eq23", w);
+    s.upper_bound = opt<double>(e, "upper_bound", std::max(1.0, s.bound_eq22));
+    s.alpha = opt<double>(e, "alpha", 0.0);
+    s.verdict = get<std::string>(e, "verdict", w);
+    s.verdict_reason = opt<std::string>(e, "verdict_reason", "");
+    r.speedups.push_back(std::move(s));
+  }
+  const auto& gm = need(j, "geomeans", "top level");
+  for (size_t i = 0; i < gm.size(); ++i) {
+    const std::string w = "geomeans[" + std::to_string(i) + "]";
+    Geomean g;
+    g.kernel = get<std::string>(gm[i], "kernel", w);
+    g.precision = opt<std::string>(gm[i], "precision", "fp64");
+    g.side = get<std::string>(gm[i], "side", w);
+    g.cc_over_tc = get<double>(gm[i], "cc_over_tc", w);
+    g.count = get<int>(gm[i], "count", w);
+    r.geomeans.push_back(g);
+  }
+  const auto& fits = need(j, "overlap_fits", "top level");
+  for (size_t i = 0; i < fits.size(); ++i) {
+    const std::string w = "overlap_fits[" + std::to_string(i) + "]";
+    OverlapFit f;
+    f.kernel = get<std::string>(fits[i], "kernel", w);
+    f.variant = get<std::string>(fits[i], "variant", w);
+    f.precision = opt<std::string>(fits[i], "precision", "fp64");
+    f.phi = get<double>(fits[i], "phi", w);
+    f.r2 = get<double>(fits[i], "r2", w);
+    f.points = get<int>(fits[i], "points", w);
+    f.phi_raw = opt<double>(fits[i], "phi_raw", f.phi);
+    f.t_other_s = opt<double>(fits[i], "t_other_s", 0.0);
+    f.clamped = opt<bool>(fits[i], "clamped", false);
+    f.note = opt<std::string>(fits[i], "note", "");
+    r.overlap_fits.push_back(f);
+  }
+  return r;
+}
+
+void save_report(const ValidationReport& r, const std::filesystem::path& file) {
+  namespace fs = std::filesystem;
+  if (file.has_parent_path()) fs::create_directories(file.parent_path());
+  const fs::path tmp = file.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+    out << to_json(r).dump(2) << "\n";
+    if (!out) throw std::runtime_error("write failed: " + tmp.string());
+  }
+  fs::rename(tmp, file);
+}
+
+ValidationReport load_report(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error("cannot read validation results " + file.string());
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::runtime_error(file.string() + ": " + e.what());
+  }
+  try {
+    return from_json(j);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(file.string() + ": " + e.what());
+  }
+}
+
+// ---- table ---------------------------------------------------------------------------------
+
+static std::string size_text(const std::map<std::string, double>& s) {
+  if (s.count("m") && s.count("n")) return num(s.at("m"), "%.0f") + "x" + num(s.at("n"), "%.0f");
+  if (s.count("n")) return "n=" + num(s.at("n"), "%.4g");
+  return "?";
+}
+static std::string short_unit(const std::string& v) { return v == "tensor_core" ? "TC" : v == "cuda_core" ? "CC" : v; }
+
+std::string format_table(const ValidationReport& r) {
+  std::ostringstream o;
+  char line[512];
+  o << "ceiling validate: " << r.device.name << " (" << r.device.sm_count << " SMs, L2 "
+    << bytes_text(r.device.l2_bytes) << ", SM clock " << num(r.sm_clock_hz / 1e6, "%.0f") << " MHz), descriptor "
+    << r.descriptor_id << "\n";
+  o << "split at half the L2 = " << bytes_text(r.device.l2_bytes / 2)
+    << "; bound = max(Q/BW(level), W/P(unit)); efficiency = bound / median time\n\n";
+  std::snprintf(line, sizeof line, "%-6s %-2s %-4s %-12s %9s %-4s %10s %10s %9s %10s %6s  %s\n", "kernel", "u",
+                "prec", "size", "ws", "lvl", "median", "bandwidth", "GFLOP/s", "bound", "eff", "verdict");
+  o << line;
+  std::string prev;
+  bool other_level = false;
+  for (const auto& x : r.results) {
+    const bool star = !x.bound_level.empty() && x.bound_level != x.memory_level;
+    other_level |= star;
+    const std::string lvl = x.memory_level + (star ? "*" : "");
+    const std::string group = x.kernel + x.variant + x.precision;
+    if (!prev.empty() && group != prev) o << "\n";
+    prev = group;
+    std::snprintf(line, sizeof line, "%-6s %-2s %-4s %-12s %9s %-4s %8.2fus %10s %9.1f %8.2fus %5.1f%%  %s%s\n",
+                  x.kernel.c_str(), short_unit(x.variant).c_str(), x.precision.c_str(), size_text(x.size).c_str(),
+                  bytes_text(x.working_set_bytes).c_str(), lvl.c_str(), x.time_s.median * 1e6,
+                  bw_text(x.achieved_bytes_per_s).c_str(), x.achieved_flop_per_s / 1e9, x.bound_time_s * 1e6,
+                  100 * x.efficiency, x.verdict.c_str(), x.flagged ? " (flagged)" : "");
+    o << line;
+  }
+  if (other_level) o << "  * bounded with another level's bandwidth (the descriptor lacks this level's): see bound_note\n";
+  for (const auto& x : r.results)
+    if (x.verdict == "beats-bound")
+      o << "  beats-bound " << x.kernel << " " << short_unit(x.variant) << " " << size_text(x.size) << ": "
+        << x.verdict_reason << "\n";
+  if (!r.speedups.empty()) {
+    o << "\nTensor-core speedup T(CC)/T(TC) against the model (Eq. 22 bound, Eq. 23 limit, effective alpha):\n";
+    std::snprintf(line, sizeof line, "%-6s %-12s %9s %-4s %8s %8s %8s %7s  %s\n", "kernel", "size", "ws", "lvl",
+                  "measured", "eq22", "eq23", "alpha", "verdict");
+    o << line;
+    for (const auto& s : r.speedups) {
+      std::snprintf(line, sizeof line, "%-6s %-12s %9s %-4s %8.3f %8.3f %8.3f %7.3f  %s\n", s.kernel.c_str(),
+                    size_text(s.size).c_str(), bytes_text(s.working_set_bytes).c_str(), s.memory_level.c_str(),
+                    s.measured, s.bound_eq22, s.limit_eq23, s.alpha, s.verdict.c_str());
+      o << line;
+    }
+  }
+  if (!r.geomeans.empty()) {
+    o << "\nGeometric mean of T(TC)/T(CC), CUDA cores' speedup over tensor cores (as GPGPU'25 Figure 6):\n";
+    for (const auto& g : r.geomeans) {
+      std::snprintf(line, sizeof line, "  %-6s %-4s %-10s %6.3fx  (%d sizes)\n", g.kernel.c_str(), g.precision.c_str(),
+                    g.side.c_str(), g.cc_over_tc, g.count);
+      o << line;
+    }
+  }
+  if (!r.overlap_fits.empty()) {
+    o << "\nPartial overlap T = max + (1-phi) min + Tother, least squares over the sweep:\n";
+    for (const auto& f : r.overlap_fits) {
+      std::snprintf(line, sizeof line, "  %-6s %-2s %-4s phi %.3f (raw %.3g) Tother %.2fus r2 %.4f (%d points)%s%s\n",
+                    f.kernel.c_str(), short_unit(f.variant).c_str(), f.precision.c_str(), f.phi, f.phi_raw,
+                    f.t_other_s * 1e6, f.r2, f.points, f.note.empty() ? "" : "  ", f.note.c_str());
+      o << line;
+    }
+  }
+  int beats = 0;
+  for (const auto& x : r.results) beats += x.verdict == "beats-bound";
+  for (const auto& s : r.speedups) beats += s.verdict == "beats-bound";
+  o << "\n" << r.results.size() << " measurements, " << r.speedups.size() << " speedups, " << beats
+    << " beats-bound";
+  if (r.wall_time_s > 0) o << ", " << num(r.wall_time_s, "%.1f") << " s";
+  o << "\n";
+  return o.str();
+}
+
+}  // namespace ceiling::validation

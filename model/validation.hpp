@@ -1,0 +1,182 @@
+// Validation: measured kernel times held against the model (SPEC "Validation", issue #5).
+// Pure C++: verdicts, efficiency, TC/CC speedups against Eq. 22/23, geometric means per side of
+// the L2 split (GPGPU'25 Figure 6), the partial-overlap factor phi fitted by least squares, and
+// the results JSON of docs/FORMATS.md ("ceiling/validation/1").
+#pragma once
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "descriptor.hpp"
+#include "kernel_model.hpp"
+
+namespace ceiling::validation {
+
+inline constexpr const char* kValidationSchema = "ceiling/validation/1";
+
+// The paper's split (GPGPU'25 Figure 6): a working set of at most half the L2 is "in L2" and
+// is bounded by the L2 bandwidth; anything larger is bounded by DRAM.
+std::string memory_level_for(double working_set_bytes, double l2_bytes);  // "l2" | "dram"
+std::string side_of_split(const std::string& memory_level);              // "in-l2" | "out-of-l2"
+
+// Default working-set sweep: log-spaced from l2/32 to 8 x l2 (4 points per octave; --quick: 1),
+// the split at l2/2 falls on a grid point.
+std::vector<double> default_sweep_bytes(double l2_bytes, bool quick);
+
+struct TimeStats {
+  double median = 0, min = 0, max = 0, cv = 0;
+  int repeats = 0;
+};
+
+// The model's lower bound on a variant's time at one memory level.
+struct TimeBound {
+  std::string memory_level;     // level whose bandwidth bounds: "l2" | "dram" (DRAM when the
+                                // descriptor has no L2 bandwidth; `note` says so)
+  double bandwidth = 0;         // bytes/s of that level, from the descriptor
+  std::string bandwidth_source; // "measured" | "spec"
+  double t_memory = 0;          // Q / BW
+  double t_compute = 0;         // W / P(unit) (tensor cores: P * tensor_core_fraction)
+  double time_s = 0;            // max(t_memory, t_compute): the fully overlapped time, Eq. 17
+  double alpha = 0;             // effective P(TC)/P(CC) for this kernel (from predict)
+  double speedup_bound_eq22 = 0;
+  double speedup_limit_eq23 = 0;
+  std::string note;             // e.g. why predict() was not used
+};
+
+// Bound of `k` on `unit` with the bandwidth of `memory_level` taken from `hw` (predict() with
+// that level's bandwidth). Throws std::runtime_error when the descriptor lacks the level.
+TimeBound time_bound(const HardwareDescriptor& hw, const KernelModel& k, ComputeUnit unit,
+                     const std::string& memory_level);
+
+// Statistical margin of a median over `repeats` samples of this spread: ~2 standard errors
+// (standard error of a median ~ 1.2533 sigma / sqrt(n)). A bound beaten by less is not a beat.
+double noise_margin(double cv, int repeats);
+
+struct Verdict {
+  std::string verdict;  // "within-bound" | "beats-bound"
+  std::string reason;
+};
+
+// Context a verdict needs to name the likely cause of a beat.
+struct VerdictContext {
+  double working_set_bytes = 0;
+  double l2_bytes = 0;       // from the device
+  std::string memory_level;  // level the bound used
+  std::string bandwidth_source;
+  double bound_bandwidth = 0;
+  double achieved_bandwidth = 0;
+  bool l2_flushed = false;
+};
+Verdict judge_time(double efficiency, const TimeStats& t, const VerdictContext& ctx);
+
+struct KernelResult {
+  std::string kernel;     // "scale"
+  std::string variant;    // "cuda_core" | "tensor_core"
+  std::string precision;  // "fp64"
+  std::map<std::string, double> size;  // {"n": ...} or {"m": ..., "n": ...}
+  double working_set_bytes = 0;
+  std::string memory_level;
+  double work_flop = 0, traffic_bytes = 0, intensity = 0;
+  TimeStats time_s;
+  double achieved_bytes_per_s = 0, achieved_flop_per_s = 0;
+  double bound_time_s = 0, efficiency = 0;
+  std::string verdict, verdict_reason;
+  // Beyond the required fields (readers may ignore them):
+  double bound_bandwidth = 0;
+  std::string bandwidth_source;
+  std::string bound_level;  // level whose bandwidth the bound used (may differ from memory_level)
+  double t_memory_s = 0, t_compute_s = 0;
+  double sm_clock_hz = 0;
+  bool l2_flushed = false;
+  bool flagged = false;
+  std::string flag_reason;
+  double verify_error = 0;
+  std::string description;
+  double alpha = 0, speedup_bound_eq22 = 0, speedup_limit_eq23 = 0;  // from the bound (TC side)
+  std::string bound_note;
+};
+
+// Builds a result from one measurement: bound, efficiency = bound / median, verdict.
+KernelResult evaluate(const HardwareDescriptor& hw, const KernelModel& k, ComputeUnit unit,
+                      const std::map<std::string, double>& size, const TimeStats& t,
+                      double l2_bytes, bool l2_flushed);
+
+struct SpeedupResult {
+  std::string kernel;
+  std::string precision;
+  std::map<std::string, double> size;
+  double working_set_bytes = 0;
+  std::string memory_level;
+  double measured = 0;        // T(CC) / T(TC): the tensor-core speedup, as in Eq. 19-22
+  double bound_eq22 = 0;      // Eq. 22 with the kernel's effective alpha and this level's balance
+  double limit_eq23 = 0;      // Eq. 23 with the same alpha
+  double upper_bound = 0;     // max(1, Eq. 22): with alpha < 1 the overlapped case (S = 1) is the top
+  double alpha = 0;
+  std::string verdict;        // "within-bound" | "beats-bound"
+  std::string verdict_reason;
+};
+// Pairs cuda_core and tensor_core results of the same kernel, precision and size.
+// The bounds come from the tensor-core result's own TimeBound (alpha, Eq. 22, Eq. 23).
+std::vector<SpeedupResult> speedups(const std::vector<KernelResult>& results);
+
+struct Geomean {
+  std::string kernel;
+  std::string precision;
+  std::string side;          // "in-l2" | "out-of-l2"
+  double cc_over_tc = 0;     // geomean of T(TC)/T(CC): CUDA cores' speedup over tensor cores (Fig. 6)
+  int count = 0;
+};
+std::vector<Geomean> geomeans(const std::vector<SpeedupResult>& s);
+
+// Partial overlap (ours): T = max(Tm, Tc) + (1 - phi) min(Tm, Tc) + Tother, fitted by linear
+// least squares on (1 - phi, Tother) over a size sweep. phi is clamped to [0, 1] (Tother refitted);
+// phi_raw is the unconstrained solution; r2 is of T against the fitted T.
+struct OverlapPoint {
+  double t_measured = 0, t_memory = 0, t_compute = 0;
+};
+struct OverlapFit {
+  std::string kernel, variant, precision;
+  double phi = 0, phi_raw = 0, t_other_s = 0, r2 = 0;
+  int points = 0;
+  bool clamped = false;
+  std::string note;
+};
+OverlapFit fit_overlap(const std::vector<OverlapPoint>& points);  // throws with < 3 points
+std::vector<OverlapFit> overlap_fits(const std::vector<KernelResult>& results);
+
+struct DeviceRecord {
+  std::string name, uuid, compute_capability, driver, cuda_version;
+  int sm_count = 0;
+  double l2_bytes = 0;  // extra: the split is taken from it
+};
+
+struct ValidationReport {
+  std::string schema = kValidationSchema;
+  std::string tool_version, date, command_line;
+  DeviceRecord device;
+  double sm_clock_hz = 0;
+  std::string descriptor_id, descriptor_path;
+  std::vector<KernelResult> results;
+  std::vector<SpeedupResult> speedups;
+  std::vector<Geomean> geomeans;
+  std::vector<OverlapFit> overlap_fits;
+  double wall_time_s = 0;  // extra: how long the validate run took
+};
+
+// Fills speedups, geomeans and overlap fits from the results.
+void summarize(ValidationReport& r);
+
+nlohmann::ordered_json to_json(const ValidationReport& r);
+// Throws std::runtime_error naming the key for a wrong schema or a missing/mistyped field.
+ValidationReport from_json(const nlohmann::json& j);
+void save_report(const ValidationReport& r, const std::filesystem::path& file);  // tmp + rename
+ValidationReport load_report(const std::filesystem::path& file);
+
+// Terminal tables: results, speedups with bounds, geomeans, fits.
+std::string format_table(const ValidationReport& r);
+
+}  // namespace ceiling::validation

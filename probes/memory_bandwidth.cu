@@ -1,0 +1,506 @@
+// Bandwidth kernels: DRAM stream patterns (BabelStream's read/write/copy/scale/triad with 16-byte
+// accesses and a searched launch configuration), L2 re-reads, per-SM L1 and shared memory.
+// Each checks its output: exact integer-valued checksums, or a device-wide comparison of the
+// written array after it was poisoned.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "memory_probes.hpp"
+
+namespace ceiling::probes::mem {
+
+std::string to_string(StreamPattern p) {
+  switch (p) {
+    case StreamPattern::read: return "read";
+    case StreamPattern::write: return "write";
+    case StreamPattern::copy: return "copy";
+    case StreamPattern::scale: return "scale";
+    case StreamPattern::triad: return "triad";
+  }
+  return "?";
+}
+
+int arrays_touched(StreamPattern p) {
+  switch (p) {
+    case StreamPattern::read: return 1;
+    case StreamPattern::write: return 1;
+    case StreamPattern::copy: return 2;
+    case StreamPattern::scale: return 2;
+    case StreamPattern::triad: return 3;
+  }
+  return 0;
+}
+
+std::string LaunchConfig::str() const {
+  static const char* flavors[] = {"ld/st.cs", "ld.nc.L2::256B", "ld.nc"};
+  return std::to_string(blocks_per_sm) + " blocks/SM x " + std::to_string(threads) + " threads x unroll " +
+         std::to_string(unroll) + ", " + (flavor >= 0 && flavor < 3 ? flavors[flavor] : "?");
+}
+
+std::vector<LaunchConfig> default_stream_candidates(bool quick) {
+  std::vector<LaunchConfig> c;
+  if (quick) {
+    for (int f : {0, 1})
+      for (int u : {2, 4})
+        for (int t : {512, 1024}) c.push_back({2048 / t, t, u, f});
+    return c;
+  }
+  for (int f : {0, 1, 2})
+    for (int u : {1, 2, 4, 8})
+      for (int t : {256, 512, 1024})
+        for (int full : {0, 1}) c.push_back({full ? 2048 / t : std::max(1, 1024 / t), t, u, f});
+  return c;
+}
+
+namespace {
+
+constexpr double kScalar = 3.0;
+// Integer-valued doubles: every sum below is exact, so checks compare with ==.
+__host__ __device__ inline double a_value(std::size_t i) { return static_cast<double>(i % 1021); }
+__host__ __device__ inline double b_value(std::size_t i) { return static_cast<double>(i % 997); }
+constexpr double kWriteValue = 7.0;
+
+__host__ __device__ inline double expected_c(StreamPattern p, std::size_t i) {
+  switch (p) {
+    case StreamPattern::write: return kWriteValue;
+    case StreamPattern::copy: return a_value(i);
+    case StreamPattern::scale: return kScalar * a_value(i);
+    case StreamPattern::triad: return a_value(i) + kScalar * b_value(i);
+    default: return 0;
+  }
+}
+
+__global__ void init_ab(double2* a, double2* b, std::size_t n) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    a[i] = make_double2(a_value(2 * i), a_value(2 * i + 1));
+    if (b) b[i] = make_double2(b_value(2 * i), b_value(2 * i + 1));
+  }
+}
+
+template <int F>
+__device__ __forceinline__ double2 ld16(const double2* p) {
+  if constexpr (F == 0) {
+    return __ldcs(p);
+  } else if constexpr (F == 1) {
+    double2 v;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v2.f64 {%0,%1}, [%2];" : "=d"(v.x), "=d"(v.y) : "l"(p));
+    return v;
+  } else {
+    return __ldg(p);
+  }
+}
+template <int F>
+__device__ __forceinline__ void st16(double2* p, double2 v) {
+  if constexpr (F == 0)
+    __stcs(p, v);
+  else
+    *p = v;
+}
+
+// Persistent grid-stride loop; U independent 16-byte accesses per thread per trip, all loads
+// issued before any use.
+template <StreamPattern P, int U, int F>
+__global__ void stream_kernel(const double2* __restrict__ a, const double2* __restrict__ b, double2* __restrict__ c,
+                              std::size_t n, double* sum) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  double acc = 0;
+  auto one = [&](std::size_t j) {
+    if constexpr (P == StreamPattern::read) {
+      const double2 v = ld16<F>(a + j);
+      acc += v.x + v.y;
+    } else if constexpr (P == StreamPattern::write) {
+      st16<F>(c + j, make_double2(kWriteValue, kWriteValue));
+    } else if constexpr (P == StreamPattern::copy) {
+      st16<F>(c + j, ld16<F>(a + j));
+    } else if constexpr (P == StreamPattern::scale) {
+      const double2 v = ld16<F>(a + j);
+      st16<F>(c + j, make_double2(kScalar * v.x, kScalar * v.y));
+    } else {
+      const double2 v = ld16<F>(a + j), w = ld16<F>(b + j);
+      st16<F>(c + j, make_double2(v.x + kScalar * w.x, v.y + kScalar * w.y));
+    }
+  };
+  for (; i + (U - 1) * stride < n; i += U * stride) {
+    if constexpr (P == StreamPattern::write) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) one(i + u * stride);
+    } else {
+      double2 va[U], vb[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        va[u] = ld16<F>(a + i + u * stride);
+        if constexpr (P == StreamPattern::triad) vb[u] = ld16<F>(b + i + u * stride);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if constexpr (P == StreamPattern::read) acc += va[u].x + va[u].y;
+        if constexpr (P == StreamPattern::copy) st16<F>(c + i + u * stride, va[u]);
+        if constexpr (P == StreamPattern::scale) st16<F>(c + i + u * stride, make_double2(kScalar * va[u].x, kScalar * va[u].y));
+        if constexpr (P == StreamPattern::triad)
+          st16<F>(c + i + u * stride, make_double2(va[u].x + kScalar * vb[u].x, va[u].y + kScalar * vb[u].y));
+      }
+    }
+  }
+  for (; i < n; i += stride) one(i);
+  if constexpr (P == StreamPattern::read) {
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffU, acc, o);
+    if ((threadIdx.x & 31) == 0 && acc != 0) atomicAdd(sum, acc);
+  }
+}
+
+__global__ void count_mismatches(const double2* c, std::size_t n, StreamPattern p, unsigned long long* bad) {
+  unsigned long long local = 0;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const double2 v = c[i];
+    local += (v.x != expected_c(p, 2 * i)) + (v.y != expected_c(p, 2 * i + 1));
+  }
+  if (local) atomicAdd(bad, local);
+}
+
+using StreamFn = void (*)(const double2*, const double2*, double2*, std::size_t, double*);
+
+template <StreamPattern P, int F>
+StreamFn pick_stream(int unroll) {
+  switch (unroll) {
+    case 1: return stream_kernel<P, 1, F>;
+    case 2: return stream_kernel<P, 2, F>;
+    case 4: return stream_kernel<P, 4, F>;
+    case 8: return stream_kernel<P, 8, F>;
+  }
+  throw std::invalid_argument("stream: unroll must be 1, 2, 4 or 8");
+}
+
+template <StreamPattern P>
+StreamFn pick_flavor(int unroll, int flavor) {
+  switch (flavor) {
+    case 0: return pick_stream<P, 0>(unroll);
+    case 1: return pick_stream<P, 1>(unroll);
+    case 2: return pick_stream<P, 2>(unroll);
+  }
+  throw std::invalid_argument("stream: flavor must be 0, 1 or 2");
+}
+
+StreamFn stream_fn(StreamPattern p, const LaunchConfig& cfg) {
+  switch (p) {
+    case StreamPattern::read: return pick_flavor<StreamPattern::read>(cfg.unroll, cfg.flavor);
+    case StreamPattern::write: return pick_flavor<StreamPattern::write>(cfg.unroll, cfg.flavor);
+    case StreamPattern::copy: return pick_flavor<StreamPattern::copy>(cfg.unroll, cfg.flavor);
+    case StreamPattern::scale: return pick_flavor<StreamPattern::scale>(cfg.unroll, cfg.flavor);
+    case StreamPattern::triad: return pick_flavor<StreamPattern::triad>(cfg.unroll, cfg.flavor);
+  }
+  throw std::invalid_argument("stream: unknown pattern");
+}
+
+int sms_now() {
+  int dev = 0, sms = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  return sms;
+}
+
+// Blocks per SM actually possible for this kernel and block size; 0 if the size is refused.
+template <class K>
+int fit_blocks(K kernel, int threads, int wanted) {
+  int n = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, 0) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return std::min(n, wanted);
+}
+
+// Times every candidate briefly, then the best one with the full options.
+template <class Launch, class Fit>
+BandwidthResult search_and_time(const std::vector<LaunchConfig>& candidates, double bytes_per_run, Launch launch,
+                                Fit fit, const gpu::TimingOptions& opt, int search_repeats,
+                                const std::function<void()>& before_final) {
+  if (candidates.empty()) throw std::invalid_argument("bandwidth: no launch configuration to try");
+  BandwidthResult r;
+  r.bytes_per_run = bytes_per_run;
+  gpu::TimingOptions quick_opt = opt;
+  quick_opt.warmup = 1;
+  quick_opt.repeats = std::max(2, search_repeats);
+  quick_opt.max_retries = 0;
+  double best = -1;
+  std::map<std::string, bool> seen;
+  for (LaunchConfig cfg : candidates) {
+    cfg.blocks_per_sm = fit(cfg);
+    if (cfg.blocks_per_sm < 1 || seen[cfg.str()]) continue;
+    seen[cfg.str()] = true;
+    r.tried.push_back(cfg);
+    const auto t = gpu::time_kernel([&](cudaStream_t s) { launch(cfg, s); }, quick_opt);
+    if (best < 0 || t.summary.median < best) {
+      best = t.summary.median;
+      r.config = cfg;
+    }
+  }
+  if (best < 0) throw std::runtime_error("bandwidth: no launch configuration fits this device");
+  if (before_final) before_final();
+  r.timing = gpu::time_kernel([&](cudaStream_t s) { launch(r.config, s); }, opt);
+  return r;
+}
+
+// ---- L2: all SMs re-reading a buffer with ld.cg (uint4), wrapping 64-bit checksum ----
+__host__ __device__ inline unsigned l2_word(std::size_t i) { return static_cast<unsigned>(i * 2654435761ULL >> 7); }
+
+__global__ void init_words(uint4* w, std::size_t n) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    w[i] = make_uint4(l2_word(4 * i), l2_word(4 * i + 1), l2_word(4 * i + 2), l2_word(4 * i + 3));
+}
+
+template <int U>
+__global__ void l2_kernel(const uint4* __restrict__ w, std::size_t n, int passes, unsigned long long* sum) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  const std::size_t tid = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  unsigned long long acc = 0;
+  for (int pass = 0; pass < passes; ++pass) {
+    std::size_t i = tid;
+    for (; i + (U - 1) * stride < n; i += U * stride) {
+      uint4 v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) v[u] = __ldcg(w + i + u * stride);
+#pragma unroll
+      for (int u = 0; u < U; ++u) acc += static_cast<unsigned long long>(v[u].x) + v[u].y + v[u].z + v[u].w;
+    }
+    for (; i < n; i += stride) {
+      const uint4 v = __ldcg(w + i);
+      acc += static_cast<unsigned long long>(v.x) + v.y + v.z + v.w;
+    }
+  }
+  for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffU, acc, o);
+  if ((threadIdx.x & 31) == 0) atomicAdd(sum, acc);
+}
+
+using L2Fn = void (*)(const uint4*, std::size_t, int, unsigned long long*);
+L2Fn l2_fn(int unroll) {
+  switch (unroll) {
+    case 1: return l2_kernel<1>;
+    case 2: return l2_kernel<2>;
+    case 4: return l2_kernel<4>;
+    case 8: return l2_kernel<8>;
+  }
+  throw std::invalid_argument("l2: unroll must be 1, 2, 4 or 8");
+}
+
+// ---- per-SM L1 / shared: one 1024-thread block per SM, 16-byte loads, clock64 per block ----
+constexpr int kPerSmThreads = 1024;
+constexpr int kPerSmUnroll = 4;
+constexpr int kWindowVec = kPerSmUnroll * kPerSmThreads;  // 64 KiB: every load of a trip distinct
+
+__device__ __forceinline__ unsigned smid() {
+  unsigned s;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+  return s;
+}
+
+// out per block: [cycles, ns, smid]; sum: wrapping checksum of everything read. `step` is 0 at
+// run time but unknown to the compiler, so the loads cannot be hoisted out of the loop.
+template <bool Shared>
+__global__ void __launch_bounds__(kPerSmThreads, 1)
+    per_sm_kernel(const uint4* __restrict__ window, int iterations, int step, long long* out, unsigned long long* sum) {
+  extern __shared__ uint4 tile[];
+  if constexpr (Shared) {
+    for (int i = threadIdx.x; i < kWindowVec; i += blockDim.x) tile[i] = window[i];
+  } else {
+    unsigned warm = 0;
+    for (int i = threadIdx.x; i < kWindowVec; i += blockDim.x) warm += window[i].x;  // fill L1
+    if (warm == 0x5eedU) out[0] = warm;
+  }
+  __syncthreads();
+  long long c0 = 0;
+  unsigned long long t0 = 0;
+  if (threadIdx.x == 0) {
+    c0 = clock64();
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  }
+  unsigned a0 = 0, a1 = 0;
+#pragma unroll 1
+  for (int it = 0; it < iterations; ++it) {
+    const int base = threadIdx.x + it * step;
+    uint4 v[kPerSmUnroll];
+#pragma unroll
+    for (int u = 0; u < kPerSmUnroll; ++u) {
+      if constexpr (Shared)
+        v[u] = tile[base + u * kPerSmThreads];
+      else
+        v[u] = window[base + u * kPerSmThreads];
+    }
+#pragma unroll
+    for (int u = 0; u < kPerSmUnroll; ++u) {
+      a0 += v[u].x + v[u].y;
+      a1 += v[u].z + v[u].w;
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const long long c1 = clock64();
+    unsigned long long t1;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+    out[3 * blockIdx.x] = c1 - c0;
+    out[3 * blockIdx.x + 1] = static_cast<long long>(t1 - t0);
+    out[3 * blockIdx.x + 2] = smid();
+  }
+  unsigned long long acc = static_cast<unsigned long long>(a0) + a1;
+  for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffU, acc, o);
+  if ((threadIdx.x & 31) == 0) atomicAdd(sum, acc);
+}
+
+PerSmBandwidth per_sm_bandwidth(bool shared, int iterations, int repeats) {
+  if (iterations < 1 || repeats < 1) throw std::invalid_argument("per-SM bandwidth: iterations and repeats must be >= 1");
+  const int sms = sms_now();
+  gpu::DeviceBuffer<uint4> window(kWindowVec);
+  init_words<<<sms, 256>>>(window.data(), kWindowVec);
+  CUDA_CHECK_LAUNCH();
+  // Expected checksum, folded exactly as the kernel does (32-bit lanes, then 64-bit sums).
+  std::vector<uint4> host(kWindowVec);
+  CUDA_CHECK(cudaMemcpy(host.data(), window.data(), window.bytes(), cudaMemcpyDeviceToHost));
+  unsigned long long per_block = 0;
+  for (int t = 0; t < kPerSmThreads; ++t) {
+    unsigned a0 = 0, a1 = 0;
+    for (int u = 0; u < kPerSmUnroll; ++u) {
+      const uint4& v = host[t + u * kPerSmThreads];
+      a0 += (v.x + v.y) * static_cast<unsigned>(iterations);
+      a1 += (v.z + v.w) * static_cast<unsigned>(iterations);
+    }
+    per_block += static_cast<unsigned long long>(a0) + a1;
+  }
+  gpu::DeviceBuffer<long long> out(3 * sms);
+  gpu::DeviceBuffer<unsigned long long> sum(1);
+  const std::size_t smem = shared ? kWindowVec * sizeof(uint4) : 0;
+  auto kernel = shared ? per_sm_kernel<true> : per_sm_kernel<false>;
+  if (smem) CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  // The L1 variant asks for the largest L1 carveout; the shared variant for the largest shared.
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, shared ? 100 : 0));
+  PerSmBandwidth r;
+  const double bytes_per_block = static_cast<double>(kPerSmThreads) * kPerSmUnroll * 16.0 * iterations;
+  for (int rep = -1; rep < repeats; ++rep) {  // rep -1: warm-up, not kept
+    CUDA_CHECK(cudaMemset(sum.data(), 0, sizeof(unsigned long long)));
+    kernel<<<sms, kPerSmThreads, smem>>>(window.data(), iterations, 0, out.data(), sum.data());
+    CUDA_CHECK_LAUNCH();
+    unsigned long long got = 0;
+    CUDA_CHECK(cudaMemcpy(&got, sum.data(), sizeof got, cudaMemcpyDeviceToHost));
+    const unsigned long long want = per_block * static_cast<unsigned long long>(sms);
+    if (got != want)
+      throw std::runtime_error(std::string(shared ? "shared" : "L1") + " bandwidth: checksum " + std::to_string(got) +
+                               " != expected " + std::to_string(want));
+    std::vector<long long> h(3 * sms);
+    CUDA_CHECK(cudaMemcpy(h.data(), out.data(), out.bytes(), cudaMemcpyDeviceToHost));
+    // Blocks that shared an SM are combined: bytes add up, the window is the longest.
+    std::map<long long, std::pair<double, long long>> by_sm;
+    std::vector<double> hz;
+    for (int b = 0; b < sms; ++b) {
+      auto& e = by_sm[h[3 * b + 2]];
+      e.first += bytes_per_block;
+      e.second = std::max(e.second, h[3 * b]);
+      if (h[3 * b + 1] > 0) hz.push_back(static_cast<double>(h[3 * b]) / static_cast<double>(h[3 * b + 1]) * 1e9);
+    }
+    std::vector<double> bpc;
+    for (const auto& [sm, e] : by_sm) bpc.push_back(e.first / static_cast<double>(e.second));
+    if (rep < 0) continue;
+    r.bytes_per_clock.push_back(median(bpc));
+    r.sm_clock_hz.push_back(hz.empty() ? 0.0 : median(hz));
+  }
+  return r;
+}
+
+}  // namespace
+
+BandwidthResult stream_bandwidth(StreamPattern p, std::size_t elements, const std::vector<LaunchConfig>& candidates,
+                                 const gpu::TimingOptions& opt, int search_repeats) {
+  if (elements < 1) throw std::invalid_argument("stream: no elements");
+  const int sms = sms_now();
+  gpu::DeviceBuffer<double2> a(elements), b(p == StreamPattern::triad ? elements : 1), c(elements);
+  gpu::DeviceBuffer<double> sum(1);
+  gpu::DeviceBuffer<unsigned long long> bad(1);
+  init_ab<<<4 * sms, 256>>>(a.data(), p == StreamPattern::triad ? b.data() : nullptr, elements);
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaMemset(sum.data(), 0, sizeof(double)));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  long long launches = 0;
+  bool counting = false;
+  auto launch = [&](const LaunchConfig& cfg, cudaStream_t s) {
+    stream_fn(p, cfg)<<<cfg.blocks_per_sm * sms, cfg.threads, 0, s>>>(a.data(), b.data(), c.data(), elements,
+                                                                             sum.data());
+    if (counting) ++launches;
+  };
+  auto fit = [&](const LaunchConfig& cfg) {
+    return fit_blocks(stream_fn(p, cfg), cfg.threads, cfg.blocks_per_sm);
+  };
+  auto before_final = [&] {
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemset(c.data(), 0xff, c.bytes()));  // NaN: every element must be written again
+    CUDA_CHECK(cudaMemset(sum.data(), 0, sizeof(double)));
+    counting = true;
+  };
+  BandwidthResult r = search_and_time(candidates, 16.0 * elements * arrays_touched(p), launch, fit, opt, search_repeats,
+                                      before_final);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  if (p == StreamPattern::read) {
+    double got = 0;
+    CUDA_CHECK(cudaMemcpy(&got, sum.data(), sizeof got, cudaMemcpyDeviceToHost));
+    // sum over i < N of (i mod 1021), in closed form (exact in double below 2^53).
+    const std::size_t N = 2 * elements, m = 1021, q = N / m, rem = N % m;
+    const double per_run = static_cast<double>(q) * (m * (m - 1) / 2) + static_cast<double>(rem * (rem - 1) / 2);
+    if (got != per_run * static_cast<double>(launches))
+      throw std::runtime_error("stream read: checksum " + std::to_string(got) + " != " +
+                               std::to_string(per_run * static_cast<double>(launches)));
+  } else {
+    CUDA_CHECK(cudaMemset(bad.data(), 0, sizeof(unsigned long long)));
+    count_mismatches<<<4 * sms, 256>>>(c.data(), elements, p, bad.data());
+    CUDA_CHECK_LAUNCH();
+    unsigned long long nbad = 0;
+    CUDA_CHECK(cudaMemcpy(&nbad, bad.data(), sizeof nbad, cudaMemcpyDeviceToHost));
+    if (nbad)
+      throw std::runtime_error("stream " + to_string(p) + ": " + std::to_string(nbad) + " of " +
+                               std::to_string(2 * elements) + " written values are wrong");
+  }
+  return r;
+}
+
+BandwidthResult l2_bandwidth(std::size_t buffer_bytes, int passes, const std::vector<LaunchConfig>& candidates,
+                             const gpu::TimingOptions& opt, int search_repeats) {
+  const std::size_t n = buffer_bytes / sizeof(uint4);
+  if (n < 1 || passes < 1) throw std::invalid_argument("l2 bandwidth: empty buffer or no pass");
+  const int sms = sms_now();
+  gpu::DeviceBuffer<uint4> w(n);
+  gpu::DeviceBuffer<unsigned long long> sum(1);
+  init_words<<<4 * sms, 256>>>(w.data(), n);
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaMemset(sum.data(), 0, sizeof(unsigned long long)));
+  long long launches = 0;
+  bool counting = false;
+  auto launch = [&](const LaunchConfig& cfg, cudaStream_t s) {
+    l2_fn(cfg.unroll)<<<cfg.blocks_per_sm * sms, cfg.threads, 0, s>>>(w.data(), n, passes, sum.data());
+    if (counting) ++launches;
+  };
+  auto fit = [&](const LaunchConfig& cfg) { return fit_blocks(l2_fn(cfg.unroll), cfg.threads, cfg.blocks_per_sm); };
+  auto before_final = [&] {
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemset(sum.data(), 0, sizeof(unsigned long long)));
+    counting = true;
+  };
+  BandwidthResult r = search_and_time(candidates, static_cast<double>(n) * 16.0 * passes, launch, fit, opt,
+                                      search_repeats, before_final);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  unsigned long long per_pass = 0;
+  for (std::size_t i = 0; i < 4 * n; ++i) per_pass += l2_word(i);
+  const unsigned long long want = per_pass * static_cast<unsigned long long>(passes) * static_cast<unsigned long long>(launches);
+  unsigned long long got = 0;
+  CUDA_CHECK(cudaMemcpy(&got, sum.data(), sizeof got, cudaMemcpyDeviceToHost));
+  if (got != want)
+    throw std::runtime_error("l2 bandwidth: checksum " + std::to_string(got) + " != expected " + std::to_string(want));
+  return r;
+}
+
+PerSmBandwidth l1_bandwidth_per_sm(int iterations, int repeats) { return per_sm_bandwidth(false, iterations, repeats); }
+PerSmBandwidth shared_bandwidth_per_sm(int iterations, int repeats) { return per_sm_bandwidth(true, iterations, repeats); }
+
+}  // namespace ceiling::probes::mem

@@ -1,0 +1,403 @@
+// Registration of the memory probes: latency (P-chase) with footprint/TLB sweeps and their
+// knees, DRAM/L2/L1/shared bandwidth, and the SM clock under load.
+#include "memory_probes.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "../model/knee_fit.hpp"
+#include "probe_util.hpp"
+#include "registry.hpp"
+
+namespace ceiling::probes {
+namespace {
+
+using nlohmann::json;
+constexpr double KiB = 1024.0, MiB = 1024.0 * KiB, GiB = 1024.0 * MiB;
+
+void report(const ProbeContext& ctx, double f, const std::string& what) {
+  if (ctx.progress) ctx.progress(f, what);
+}
+
+std::size_t round_down(double bytes, std::size_t multiple) {
+  return std::max<std::size_t>(multiple, static_cast<std::size_t>(bytes) / multiple * multiple);
+}
+
+// Log-spaced footprints from lo to hi (inclusive), `ppo` points per octave, multiples of `stride`.
+std::vector<std::size_t> footprints(double lo, double hi, int ppo, std::size_t stride) {
+  std::vector<std::size_t> out;
+  for (int i = 0;; ++i) {
+    const double f = lo * std::pow(2.0, static_cast<double>(i) / ppo);
+    if (f > hi * 1.0001) break;
+    const std::size_t r = round_down(f, stride);
+    if (out.empty() || r > out.back()) out.push_back(r);
+  }
+  return out;
+}
+
+std::size_t pow2_at_least(double v) {
+  std::size_t p = 1;
+  while (static_cast<double>(p) < v) p <<= 1;
+  return p;
+}
+
+// Repeated chases of one spec: cycles per load as samples, clocks alongside.
+MeasuredValue repeated_latency(mem::PointerChase& chase, mem::ChaseSpec spec, int repeats, const std::string& note) {
+  std::vector<double> cyc, hz;
+  for (int r = 0; r < repeats; ++r) {
+    spec.seed = 1 + static_cast<std::uint32_t>(r);
+    const auto s = chase.run(spec);
+    cyc.push_back(s.cycles_per_load);
+    hz.push_back(s.sm_clock_hz);
+  }
+  const double clock = median(hz);
+  const double ns = median(cyc) / clock * 1e9;
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "; %.1f ns at the measured clock", ns);
+  return measured_from_samples(cyc, "pchase-latency", clock, false, note + buf);
+}
+
+struct SweepPoint {
+  std::size_t footprint;
+  double cycles;
+  double hz;
+};
+
+std::vector<SweepPoint> sweep(const ProbeContext& ctx, mem::PointerChase& chase, mem::ChaseMode mode,
+                              const std::vector<std::size_t>& fps, std::size_t stride, long long min_steps,
+                              bool full_laps, double progress_from, double progress_to) {
+  std::vector<SweepPoint> pts;
+  for (std::size_t i = 0; i < fps.size(); ++i) {
+    mem::ChaseSpec spec;
+    spec.mode = mode;
+    spec.footprint_bytes = fps[i];
+    spec.stride_bytes = stride;
+    const long long n = static_cast<long long>(fps[i] / stride);
+    // Full laps: every element once per lap (ca, tlb); cg: a warm L2 and min_steps new elements.
+    spec.steps = full_laps ? std::max<long long>(n, (min_steps + n - 1) / n * n) : min_steps;
+    const auto s = chase.run(spec);
+    pts.push_back({fps[i], s.cycles_per_load, s.sm_clock_hz});
+    report(ctx, progress_from + (progress_to - progress_from) * (i + 1) / fps.size(),
+           mem::to_string(mode) + " sweep " + std::to_string(fps[i] >> 10) + " KiB");
+  }
+  return pts;
+}
+
+std::vector<Knee> knees_of(const std::vector<SweepPoint>& pts, double min_rise = 0.15, double flat_rise = 0.08) {
+  std::vector<double> f, y;
+  for (const auto& p : pts) {
+    f.push_back(static_cast<double>(p.footprint));
+    y.push_back(p.cycles);
+  }
+  return find_knees(f, y, 10, min_rise, flat_rise);
+}
+
+// The fit places a knee on the coarse grid; 7 evenly spaced chases between the knee and the next
+// point find the last footprint still on the plateau (within `tol` of its level).
+std::size_t refine_knee(mem::PointerChase& chase, mem::ChaseSpec spec, const Knee& k, std::size_t next_footprint,
+                        bool full_laps, long long min_steps, std::vector<SweepPoint>& extra, double tol) {
+  std::size_t best = static_cast<std::size_t>(k.footprint);
+  const double lo = k.footprint, hi = static_cast<double>(next_footprint);
+  for (int j = 1; j < 8; ++j) {
+    spec.footprint_bytes = round_down(lo + (hi - lo) * j / 8.0, spec.stride_bytes);
+    const long long n = static_cast<long long>(spec.footprint_bytes / spec.stride_bytes);
+    spec.steps = full_laps ? std::max<long long>(n, (min_steps + n - 1) / n * n) : min_steps;
+    const auto s = chase.run(spec);
+    extra.push_back({spec.footprint_bytes, s.cycles_per_load, s.sm_clock_hz});
+    if (s.cycles_per_load > k.level_before * (1 + tol)) break;
+    best = spec.footprint_bytes;
+  }
+  return best;
+}
+
+MeasuredValue capacity_bytes(double bytes, const Knee& k, const std::string& what, double clock) {
+  const double v[1] = {bytes};
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "%s: last footprint on the %.0f-cycle plateau (segmented least squares, refined between sweep points); "
+                "next level %.0f cycles",
+                what.c_str(), k.level_before, k.level_after);
+  return measured_from_samples(v, "pchase-latency", clock, false, buf);
+}
+
+ProbeOutput run_pchase(const ProbeContext& ctx) {
+  CUDA_CHECK(cudaSetDevice(ctx.device));
+  ProbeOutput out;
+  const bool quick = ctx.quick;
+  const int repeats = quick ? 3 : 7;
+  const int ppo = quick ? 2 : 4;
+  const double l2 = static_cast<double>(ctx.l2_bytes > 0 ? ctx.l2_bytes : 50 << 20);
+  const std::size_t top = pow2_at_least(4 * l2);  // cg sweep and DRAM chase reach >= 4x L2
+  json sweep_json = json::array(), knees_json = json::array();
+  mem::PointerChase chase(top + 4096);
+
+  // Latencies: one configuration per level, repeated.
+  report(ctx, 0.0, "latencies");
+  mem::ChaseSpec l1{mem::ChaseMode::ca, 16 << 10, 32, quick ? 16384 : 65536};
+  mem::ChaseSpec sh{mem::ChaseMode::shared, 16 << 10, 4, quick ? 16384 : 65536};
+  mem::ChaseSpec l2s{mem::ChaseMode::cg, std::min<std::size_t>(round_down(l2 / 8, 32), 4 << 20), 32, quick ? 8192 : 32768};
+  mem::ChaseSpec dram{mem::ChaseMode::cg, top, 128, quick ? 4096 : 16384};
+  dram.cold = true;
+  const auto l1v = repeated_latency(chase, l1, repeats, "ld.ca chase, 16 KiB ring, 32 B apart");
+  const double clock = l1v.sm_clock_hz;
+  out.fields.push_back({"memory.l1.latency", l1v});
+  out.fields.push_back({"memory.shared.latency", repeated_latency(chase, sh, repeats, "ld.shared chase, 4096 words")});
+  out.fields.push_back({"memory.l2.latency", repeated_latency(chase, l2s, repeats,
+                                                              "ld.cg chase, " + std::to_string(l2s.footprint_bytes >> 10) +
+                                                                  " KiB ring, warm L2")});
+  out.fields.push_back({"memory.dram.latency",
+                        repeated_latency(chase, dram, repeats,
+                                         "ld.cg chase after an L2 flush, " + std::to_string(top >> 20) +
+                                             " MiB ring, 128 B apart, first touch of every element")});
+  report(ctx, 0.15, "latencies done");
+
+  // Coarse and refined points of one mode, in footprint order.
+  auto add_sweep = [&](std::vector<SweepPoint> pts, const std::vector<SweepPoint>& fine, const std::string& mode,
+                       std::size_t stride) {
+    pts.insert(pts.end(), fine.begin(), fine.end());
+    std::stable_sort(pts.begin(), pts.end(), [](const SweepPoint& a, const SweepPoint& b) { return a.footprint < b.footprint; });
+    for (const auto& p : pts)
+      sweep_json.push_back({{"mode", mode},
+                            {"footprint_bytes", p.footprint},
+                            {"stride_bytes", stride},
+                            {"latency_cycles", p.cycles},
+                            {"latency_ns", p.cycles / p.hz * 1e9}});
+  };
+
+  // L1: ld.ca sweep, 4 KiB .. 2 MiB, full laps.
+  const auto ca_fps = footprints(4 * KiB, 2 * MiB, ppo, 32);
+  const auto ca = sweep(ctx, chase, mem::ChaseMode::ca, ca_fps, 32, 4096, true, 0.15, 0.3);
+  std::vector<SweepPoint> ca_fine;
+  const auto ca_knees = knees_of(ca);
+  if (!ca_knees.empty() && ca_knees.front().index + 1 < ca.size()) {
+    const Knee& k = ca_knees.front();
+    mem::ChaseSpec spec{mem::ChaseMode::ca, 0, 32, 0};
+    const std::size_t cap = refine_knee(chase, spec, k, ca[k.index + 1].footprint, true, 4096, ca_fine, 0.075);
+    out.fields.push_back({"memory.l1.capacity", capacity_bytes(static_cast<double>(cap), k, "ld.ca sweep", clock)});
+    knees_json.push_back({{"name", "l1"}, {"bytes", cap}});
+  } else {
+    spdlog::warn("pchase-latency: no L1 knee in the ld.ca sweep");
+  }
+  add_sweep(ca, ca_fine, "ca", 32);
+
+  // L2 and its far half: ld.cg sweep, 4 KiB .. >= 4x L2; the chasing SM warms the ring, then
+  // follows it to new elements (hits while the ring fits the L2 as this SM sees it).
+  const auto cg_fps = footprints(4 * KiB, static_cast<double>(top), ppo, 32);
+  const long long cg_steps = quick ? 4096 : 16384;
+  const auto cg = sweep(ctx, chase, mem::ChaseMode::cg, cg_fps, 32, cg_steps, false, 0.3, 0.55);
+  // The same with the ring read by every SM first (data shared by the whole GPU).
+  std::vector<SweepPoint> cg_all;
+  if (!quick) {
+    for (std::size_t i = 0; i < cg_fps.size(); i += 2) {
+      mem::ChaseSpec spec{mem::ChaseMode::cg, cg_fps[i], 32, cg_steps};
+      spec.warm = mem::WarmScope::all_sms;
+      const auto s = chase.run(spec);
+      cg_all.push_back({cg_fps[i], s.cycles_per_load, s.sm_clock_hz});
+    }
+    report(ctx, 0.65, "cg sweep (all SMs warm)");
+  }
+  std::vector<SweepPoint> cg_fine;
+  const auto cg_knees = knees_of(cg);
+  // The L2 knee is the one with the largest step (to DRAM); a knee before it, at >= 1/4 of its
+  // footprint, is the far half of a partitioned L2.
+  int l2_idx = -1;
+  for (std::size_t i = 0; i < cg_knees.size(); ++i)
+    if (l2_idx < 0 || cg_knees[i].level_after - cg_knees[i].level_before >
+                          cg_knees[l2_idx].level_after - cg_knees[l2_idx].level_before)
+      l2_idx = static_cast<int>(i);
+  if (l2_idx >= 0 && cg_knees[l2_idx].index + 1 < cg.size()) {
+    const Knee& k = cg_knees[l2_idx];
+    mem::ChaseSpec spec{mem::ChaseMode::cg, 0, 32, cg_steps};
+    const std::size_t cap = refine_knee(chase, spec, k, cg[k.index + 1].footprint, false, cg_steps, cg_fine, 0.075);
+    out.fields.push_back({"memory.l2.capacity", capacity_bytes(static_cast<double>(cap), k, "ld.cg sweep", clock)});
+    knees_json.push_back({{"name", "l2"}, {"bytes", cap}});
+    for (int i = l2_idx - 1; i >= 0; --i) {
+      const Knee& f = cg_knees[i];
+      if (f.footprint < k.footprint / 4) break;
+      const std::size_t fcap = refine_knee(chase, spec, f, cg[f.index + 1].footprint, false, cg_steps, cg_fine, 0.075);
+      out.fields.push_back({"memory.l2.extra.far_half_capacity",
+                            capacity_bytes(static_cast<double>(fcap), f, "near half of the L2, ld.cg sweep", clock)});
+      knees_json.push_back({{"name", "l2_far_half"}, {"bytes", fcap}});
+      // Far-half latency: a chase in the middle of the far plateau, repeated.
+      const std::size_t mid = (f.index + 1 + k.index) / 2;
+      mem::ChaseSpec far{mem::ChaseMode::cg, cg[mid].footprint, 32, quick ? 8192 : 32768};
+      out.fields.push_back({"memory.l2.extra.far_half_latency",
+                            repeated_latency(chase, far, repeats,
+                                             "ld.cg chase, " + std::to_string(far.footprint_bytes >> 10) +
+                                                 " KiB ring (between the near-half and L2 knees), warm L2")});
+      break;
+    }
+  } else {
+    spdlog::warn("pchase-latency: no L2 knee in the ld.cg sweep");
+  }
+  add_sweep(cg, cg_fine, "cg", 32);
+  add_sweep(cg_all, {}, "cg_all_sms", 32);
+  report(ctx, 0.7, "TLB sweep");
+
+  // TLB: one element per 2 MiB page, footprints up to a quarter of free memory (<= 64 GiB).
+  {
+    std::size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    const double tlb_top = std::min(quick ? 16 * GiB : 64 * GiB, static_cast<double>(free_b) / 4);
+    const std::size_t page = 2 << 20;
+    if (tlb_top >= 64 * MiB) {
+      const auto fps = footprints(8 * MiB, tlb_top, quick ? 1 : 2, page);
+      mem::PointerChase big(fps.back() + page);
+      const auto tlb = sweep(ctx, big, mem::ChaseMode::tlb, fps, page, 4096, true, 0.7, 1.0);
+      add_sweep(tlb, {}, "tlb", page);
+      // TLB misses that hit the next TLB level cost tens of cycles on an L2 hit: a smaller rise.
+      const auto tk = knees_of(tlb, 0.04, 0.02);
+      if (!tk.empty()) {
+        MeasuredValue m = capacity_bytes(tk.front().footprint, tk.front(), "2 MiB page-stride ld.cg sweep", clock);
+        out.fields.push_back({"memory.dram.extra.tlb_reach", m});
+        knees_json.push_back({{"name", "tlb"}, {"bytes", tk.front().footprint}});
+        for (std::size_t i = 1; i < tk.size(); ++i)
+          knees_json.push_back({{"name", "tlb_" + std::to_string(i + 1)}, {"bytes", tk[i].footprint}});
+      } else {
+        spdlog::info("pchase-latency: no TLB knee up to {:.0f} GiB", tlb_top / GiB);
+      }
+    }
+  }
+  out.details = {{"sweep", sweep_json}, {"knees", knees_json}, {"sm_clock_hz", clock}};
+  report(ctx, 1.0, "done");
+  return out;
+}
+
+ProbeOutput run_dram(const ProbeContext& ctx) {
+  CUDA_CHECK(cudaSetDevice(ctx.device));
+  ProbeOutput out;
+  const double l2 = static_cast<double>(ctx.l2_bytes > 0 ? ctx.l2_bytes : 50 << 20);
+  const std::size_t bytes = pow2_at_least(std::max(8 * l2, (ctx.quick ? 512 : 1024) * MiB));
+  const std::size_t elements = bytes / 16;
+  gpu::TimingOptions opt;
+  opt.warmup = 2;
+  opt.repeats = ctx.quick ? 10 : 20;
+  const auto cands = mem::default_stream_candidates(ctx.quick);
+  json pats = json::array();
+  MeasuredValue best;
+  const mem::StreamPattern all[] = {mem::StreamPattern::read, mem::StreamPattern::write, mem::StreamPattern::copy,
+                                    mem::StreamPattern::scale, mem::StreamPattern::triad};
+  int k = 0;
+  for (auto p : all) {
+    report(ctx, k++ / 5.0, "dram " + mem::to_string(p));
+    const auto r = mem::stream_bandwidth(p, elements, cands, opt, ctx.quick ? 3 : 5);
+    const std::string note = mem::to_string(p) + ", " + std::to_string(bytes >> 20) + " MiB per array, 16-byte accesses, " +
+                             r.config.str() + " (best of " + std::to_string(r.tried.size()) + ")";
+    const MeasuredValue m = measured_rate(r.timing, r.bytes_per_run, "dram-bandwidth", note);
+    out.fields.push_back({"memory.dram.patterns." + mem::to_string(p), m});
+    if (m.median > best.median) best = m;
+    json tried = json::array();
+    for (const auto& c : r.tried) tried.push_back(c.str());
+    pats.push_back({{"pattern", mem::to_string(p)},
+                    {"bytes_per_s", m.median},
+                    {"bytes_per_run", r.bytes_per_run},
+                    {"config", r.config.str()},
+                    {"cv", m.cv},
+                    {"sm_clock_hz", m.sm_clock_hz},
+                    {"tried", tried}});
+  }
+  out.fields.push_back({"memory.dram.bandwidth", best});
+  out.details = {{"array_bytes", bytes}, {"patterns", pats}};
+  report(ctx, 1.0, "done");
+  return out;
+}
+
+ProbeOutput run_l2(const ProbeContext& ctx) {
+  CUDA_CHECK(cudaSetDevice(ctx.device));
+  ProbeOutput out;
+  const double l2 = static_cast<double>(ctx.l2_bytes > 0 ? ctx.l2_bytes : 50 << 20);
+  gpu::TimingOptions opt;
+  opt.warmup = 2;
+  opt.repeats = ctx.quick ? 10 : 20;
+  std::vector<mem::LaunchConfig> cands;
+  for (int u : ctx.quick ? std::vector<int>{4} : std::vector<int>{2, 4, 8})
+    for (int t : ctx.quick ? std::vector<int>{512, 1024} : std::vector<int>{256, 512, 1024}) cands.push_back({2048 / t, t, u});
+  json runs = json::array();
+  MeasuredValue best;
+  // Footprints at most half the L2; a quarter leaves room for the hashing of both halves.
+  const std::vector<double> fractions = ctx.quick ? std::vector<double>{0.25} : std::vector<double>{0.125, 0.25, 0.5};
+  for (std::size_t i = 0; i < fractions.size(); ++i) {
+    const std::size_t buf = round_down(l2 * fractions[i], 1 << 16);
+    const int passes = std::max(1, static_cast<int>(2 * GiB / static_cast<double>(buf)));
+    report(ctx, static_cast<double>(i) / fractions.size(), "l2 " + std::to_string(buf >> 20) + " MiB");
+    const auto r = mem::l2_bandwidth(buf, passes, cands, opt, ctx.quick ? 3 : 5);
+    const std::string note = "ld.cg re-reads of " + std::to_string(buf >> 10) + " KiB by all SMs, " + r.config.str();
+    const MeasuredValue m = measured_rate(r.timing, r.bytes_per_run, "l2-bandwidth", note);
+    runs.push_back({{"buffer_bytes", buf}, {"passes", passes}, {"bytes_per_s", m.median}, {"config", r.config.str()}, {"cv", m.cv}});
+    if (m.median > best.median) best = m;
+  }
+  out.fields.push_back({"memory.l2.bandwidth", best});
+  out.details = {{"runs", runs}};
+  report(ctx, 1.0, "done");
+  return out;
+}
+
+ProbeOutput run_per_sm(const ProbeContext& ctx, bool shared) {
+  CUDA_CHECK(cudaSetDevice(ctx.device));
+  ProbeOutput out;
+  const std::string probe = shared ? "shared-bandwidth" : "l1-bandwidth";
+  const std::string level = shared ? "shared" : "l1";
+  const auto r = shared ? mem::shared_bandwidth_per_sm(ctx.quick ? 512 : 2048, ctx.quick ? 3 : 7)
+                        : mem::l1_bandwidth_per_sm(ctx.quick ? 512 : 2048, ctx.quick ? 3 : 7);
+  const double clock = median(r.sm_clock_hz);
+  const std::string how = shared ? "ld.shared.v4 (LDS.128)" : "ld.global.ca.v4 (LDG.128) of a 32 KiB window";
+  MeasuredValue per_sm = measured_from_samples(r.bytes_per_clock, probe, clock, false,
+                                               how + ", 1024 threads per SM, median over SMs");
+  out.fields.push_back({"memory." + level + ".bandwidth_per_sm", per_sm});
+  // Whole device: per SM x SMs x the clock measured in the same kernels.
+  std::vector<double> dev;
+  for (std::size_t i = 0; i < r.bytes_per_clock.size(); ++i)
+    dev.push_back(r.bytes_per_clock[i] * ctx.sm_count * r.sm_clock_hz[i]);
+  out.fields.push_back({"memory." + level + ".bandwidth",
+                        measured_from_samples(dev, probe, clock, false, "bytes/clock/SM x SMs x measured SM clock")});
+  out.details = {{"bytes_per_clock_per_sm", r.bytes_per_clock}, {"sm_clock_hz", r.sm_clock_hz}};
+  return out;
+}
+
+ProbeOutput run_clock(const ProbeContext& ctx) {
+  ProbeOutput out;
+  std::vector<double> hz;
+  for (int i = 0; i < (ctx.quick ? 3 : 7); ++i) hz.push_back(gpu::measure_sm_clock_hz(ctx.device, ctx.quick ? 0.02 : 0.05));
+  out.fields.push_back({"sm_clock", measured_from_samples(hz, "sm-clock", median(hz), false,
+                                                          "clock64 over %globaltimer, every SM busy with FMAs")});
+  out.details = {{"samples_hz", hz}};
+  return out;
+}
+
+const Registrar reg_clock{ProbeInfo{"sm-clock", "memory", "SM clock under load: clock64 against %globaltimer on every SM",
+                                    {{"seconds", {"0.05"}}}, {"sm_clock"}, 80, true, run_clock}};
+
+const Registrar reg_pchase{ProbeInfo{
+    "pchase-latency", "memory",
+    "Pointer-chase latency of L1 (ld.ca), shared, L2 (ld.cg), DRAM; footprint and page-stride sweeps with capacity knees",
+    {{"mode", {"ca", "cg", "shared", "tlb"}}, {"footprint", {"4 KiB .. >= 4x L2 (log-spaced)"}}, {"stride", {"32 B", "2 MiB (tlb)"}}},
+    {"memory.l1.latency", "memory.shared.latency", "memory.l2.latency", "memory.dram.latency", "memory.l1.capacity",
+     "memory.l2.capacity", "memory.l2.extra.far_half_capacity", "memory.l2.extra.far_half_latency",
+     "memory.dram.extra.tlb_reach"},
+    80, true, run_pchase}};
+
+const Registrar reg_dram{ProbeInfo{
+    "dram-bandwidth", "memory", "DRAM read/write/copy/scale/triad bandwidth, 16-byte accesses, launch configuration searched",
+    {{"pattern", {"read", "write", "copy", "scale", "triad"}}, {"threads", {"256", "512", "1024"}}, {"unroll", {"1", "2", "4", "8"}}},
+    {"memory.dram.bandwidth", "memory.dram.patterns.read", "memory.dram.patterns.write", "memory.dram.patterns.copy",
+     "memory.dram.patterns.scale", "memory.dram.patterns.triad"},
+    80, true, run_dram}};
+
+const Registrar reg_l2{ProbeInfo{"l2-bandwidth", "memory", "L2 bandwidth: every SM re-reading a buffer of <= half the L2 (ld.cg)",
+                                 {{"buffer", {"L2/8", "L2/4", "L2/2"}}, {"threads", {"256", "512", "1024"}}, {"unroll", {"2", "4", "8"}}},
+                                 {"memory.l2.bandwidth"}, 80, true, run_l2}};
+
+const Registrar reg_l1{ProbeInfo{"l1-bandwidth", "memory", "L1 bytes per clock per SM (16-byte ld.ca hits, 1024 threads per SM)",
+                                 {{"window", {"32 KiB"}}}, {"memory.l1.bandwidth_per_sm", "memory.l1.bandwidth"}, 80, true,
+                                 [](const ProbeContext& c) { return run_per_sm(c, false); }}};
+
+const Registrar reg_shared{ProbeInfo{"shared-bandwidth", "memory", "Shared-memory bytes per clock per SM (LDS.128, 1024 threads per SM)",
+                                     {{"window", {"32 KiB"}}}, {"memory.shared.bandwidth_per_sm", "memory.shared.bandwidth"}, 80, true,
+                                     [](const ProbeContext& c) { return run_per_sm(c, true); }}};
+
+}  // namespace
+}  // namespace ceiling::probes

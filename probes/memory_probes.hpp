@@ -1,0 +1,96 @@
+// Memory probes (P-chase latency, footprint/TLB sweeps, DRAM/L2/L1/shared bandwidth): the
+// measurement building blocks, exposed so GPU tests can run them on tiny configurations.
+// Every function verifies what its kernels read or wrote and throws std::runtime_error if not.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "../gpu/gpu.hpp"
+
+namespace ceiling::probes::mem {
+
+// ---- pointer chase ----
+enum class ChaseMode { ca, cg, shared, tlb };  // tlb: ld.cg, one element per `stride` (a page)
+std::string to_string(ChaseMode);
+
+// Who brings a cg ring into the L2 before the chase: the chasing SM (every thread of its block
+// reads each element once) or all SMs (a grid-wide read; data shared by every SM).
+enum class WarmScope { this_sm, all_sms };
+
+struct ChaseSpec {
+  ChaseMode mode = ChaseMode::cg;
+  std::size_t footprint_bytes = 1 << 20;  // elements = footprint / stride
+  std::size_t stride_bytes = 32;          // >= 32: every element in its own sector
+  long long steps = 4096;                 // timed dependent loads (rounded up to a multiple of 8)
+  long long warm_steps = -1;              // -1: one full lap (ca, shared, tlb) or a grid-wide read (cg)
+  bool cold = false;                      // flush L2 first, no warm-up (DRAM latency)
+  std::uint32_t seed = 1;
+  WarmScope warm = WarmScope::this_sm;    // cg only
+};
+
+struct ChaseSample {
+  double cycles_per_load = 0;
+  double sm_clock_hz = 0;  // clock64 over %globaltimer during the timed loop
+  std::size_t elements = 0;
+};
+
+// Owns a device buffer and runs chases in it (one random single-cycle ring per spec).
+class PointerChase {
+ public:
+  explicit PointerChase(std::size_t capacity_bytes);
+  std::size_t capacity() const { return buffer_.bytes(); }
+  ChaseSample run(const ChaseSpec& spec);
+
+ private:
+  gpu::DeviceBuffer<unsigned char> buffer_;
+  gpu::DeviceBuffer<long long> out_;
+};
+
+// Host copy of the ring order (for tests): element visited at position k of the ring.
+std::uint32_t ring_element(std::uint64_t k, std::uint32_t n, std::uint32_t seed);
+
+// ---- bandwidth ----
+enum class StreamPattern { read, write, copy, scale, triad };
+std::string to_string(StreamPattern);
+int arrays_touched(StreamPattern);  // bytes moved per element = 16 * arrays_touched
+
+struct LaunchConfig {
+  int blocks_per_sm = 1;
+  int threads = 256;
+  int unroll = 1;  // independent 16-byte accesses per thread in flight: 1, 2, 4 or 8
+  // Stream kernels: 0 = ld/st .cs (evict-first), 1 = ld.nc with an L2 256-byte prefetch hint and
+  // plain stores, 2 = plain ld.nc / st.
+  int flavor = 0;
+  std::string str() const;
+};
+
+struct BandwidthResult {
+  LaunchConfig config;
+  double bytes_per_run = 0;
+  gpu::Timing timing;
+  std::vector<LaunchConfig> tried;
+};
+
+// DRAM stream over arrays of `elements` 16-byte items; searches `candidates` (few repeats each),
+// then times the best with `opt` and verifies its output (poisoned first) or checksum.
+BandwidthResult stream_bandwidth(StreamPattern p, std::size_t elements, const std::vector<LaunchConfig>& candidates,
+                                 const gpu::TimingOptions& opt, int search_repeats = 5);
+
+// All SMs re-reading a buffer of `buffer_bytes` with ld.cg, `passes` times per launch.
+BandwidthResult l2_bandwidth(std::size_t buffer_bytes, int passes, const std::vector<LaunchConfig>& candidates,
+                             const gpu::TimingOptions& opt, int search_repeats = 5);
+
+// Per-SM bytes per clock: one 1024-thread block per SM re-reading `window_bytes` through L1
+// (ld.ca) or shared memory, `iterations` times; cycles from clock64 inside each block.
+struct PerSmBandwidth {
+  std::vector<double> bytes_per_clock;  // one per repeat: median over SMs
+  std::vector<double> sm_clock_hz;      // one per repeat
+};
+PerSmBandwidth l1_bandwidth_per_sm(int iterations, int repeats);
+PerSmBandwidth shared_bandwidth_per_sm(int iterations, int repeats);
+
+std::vector<LaunchConfig> default_stream_candidates(bool quick);
+
+}  // namespace ceiling::probes::mem

@@ -1,0 +1,416 @@
+// Probe "mma": warp-level mma.sync on the tensor cores. One kernel template over (instruction,
+// ILP); per instruction: a product checked against a CPU reference, completion latency (ILP 1,
+// one warp, clock64), an ILP x warps/SM sweep with one block per SM (per-SM clock64 cycles),
+// and a full-GPU run at the best point timed with CUDA events (Hopper paper §IV-C method).
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <numeric>
+#include <optional>
+#include <tuple>
+
+#include "mma_ops.cuh"
+#include "probe_util.hpp"
+
+namespace ceiling::probes::compute {
+namespace {
+
+using namespace mma_ops;
+
+__device__ __forceinline__ double combine(double x, double y) { return x + y; }
+__device__ __forceinline__ float combine(float x, float y) { return x + y; }
+__device__ __forceinline__ uint32_t combine(uint32_t x, uint32_t y) { return x ^ y; }
+
+// One mma on fragments loaded per lane; d holds C on entry. 32 threads.
+template <class Op>
+__global__ void mma_check_kernel(const typename Op::AReg* a, const typename Op::AReg* b,
+                                 typename Op::CReg* d) {
+  const int lane = threadIdx.x;
+  typename Op::AReg ar[Op::NA], br[Op::NB];
+  typename Op::CReg acc[Op::NC];
+#pragma unroll
+  for (int r = 0; r < Op::NA; ++r) ar[r] = a[lane * Op::NA + r];
+#pragma unroll
+  for (int r = 0; r < Op::NB; ++r) br[r] = b[lane * Op::NB + r];
+#pragma unroll
+  for (int r = 0; r < Op::NC; ++r) acc[r] = d[lane * Op::NC + r];
+  Op::mma(acc, ar, br);
+#pragma unroll
+  for (int r = 0; r < Op::NC; ++r) d[lane * Op::NC + r] = acc[r];
+}
+
+// ILP independent accumulator chains per warp; every warp of the block runs `iters` rounds.
+// clocks[2*block] / [2*block+1]: the block's SM clock before the first and after the last mma.
+template <class Op, int ILP>
+__global__ void mma_loop_kernel(const typename Op::AReg* a, const typename Op::AReg* b, int iters,
+                                long long* clocks, typename Op::CReg* sink) {
+  const int lane = threadIdx.x & 31;
+  typename Op::AReg ar[Op::NA], br[Op::NB];
+#pragma unroll
+  for (int r = 0; r < Op::NA; ++r) ar[r] = a[lane * Op::NA + r];
+#pragma unroll
+  for (int r = 0; r < Op::NB; ++r) br[r] = b[lane * Op::NB + r];
+  typename Op::CReg acc[ILP][Op::NC];
+#pragma unroll
+  for (int i = 0; i < ILP; ++i)
+#pragma unroll
+    for (int r = 0; r < Op::NC; ++r) acc[i][r] = typename Op::CReg(0);
+  __syncthreads();
+  const long long t0 = clock64();
+  for (int it = 0; it < iters; ++it) {
+#pragma unroll
+    for (int i = 0; i < ILP; ++i) Op::mma(acc[i], ar, br);
+  }
+  __syncthreads();
+  const long long t1 = clock64();
+  if (threadIdx.x == 0) {
+    clocks[2 * blockIdx.x] = t0;
+    clocks[2 * blockIdx.x + 1] = t1;
+  }
+  typename Op::CReg s = acc[0][0];
+#pragma unroll
+  for (int i = 0; i < ILP; ++i)
+#pragma unroll
+    for (int r = 0; r < Op::NC; ++r)
+      if (i || r) s = combine(s, acc[i][r]);
+  sink[blockIdx.x * blockDim.x + threadIdx.x] = s;  // keeps every chain alive
+}
+
+struct InstrSpec {
+  std::string name;     // "f16.f32.m16n8k16" (for --list and logs)
+  int min_cc;
+  std::string sass;     // what this build's SASS shows (scripts/sass_check.sh checks it)
+  bool fills_field;     // the descriptor's tensor_core.<precision> comes from this probe
+};
+
+// Everything the probe needs for one instruction, with the type erased.
+struct MmaRunner {
+  TensorInstruction proto;
+  int min_cc = 80;
+  double fma_per_mma = 0;
+  std::function<std::optional<std::string>(std::mt19937_64&)> check;  // error text or nullopt
+  // (ilp, warps, blocks, iters) -> per-block cycles; also the launch for event timing
+  std::function<std::vector<double>(int, int, int, int)> run_cycles;
+  std::function<void(int, int, int, int, cudaStream_t)> launch;
+};
+
+template <class Op>
+std::vector<typename Op::AReg> pack_a(const std::vector<double>& A) {
+  using L = Layout<Op>;
+  std::vector<typename Op::AReg> out(32 * Op::NA);
+  for (int lane = 0; lane < 32; ++lane)
+    for (int r = 0; r < Op::NA; ++r) {
+      uint64_t bits = 0;
+      for (int j = 0; j < L::e; ++j) {
+        int row, col;
+        L::a(lane, r, j, row, col);
+        bits |= encode(Op::a_elem, A[row * Op::K + col]) << (j * elem_bits(Op::a_elem));
+      }
+      std::memcpy(&out[lane * Op::NA + r], &bits, sizeof(typename Op::AReg));
+    }
+  return out;
+}
+
+template <class Op>
+std::vector<typename Op::AReg> pack_b(const std::vector<double>& B) {  // B[k*N + n]
+  using L = Layout<Op>;
+  std::vector<typename Op::AReg> out(32 * Op::NB);
+  for (int lane = 0; lane < 32; ++lane)
+    for (int r = 0; r < Op::NB; ++r) {
+      uint64_t bits = 0;
+      for (int j = 0; j < L::e; ++j) {
+        int k, n;
+        L::b(lane, r, j, k, n);
+        bits |= encode(Op::a_elem, B[k * Op::N + n]) << (j * elem_bits(Op::a_elem));
+      }
+      std::memcpy(&out[lane * Op::NB + r], &bits, sizeof(typename Op::AReg));
+    }
+  return out;
+}
+
+// Value v of a lane's accumulator registers (packed f16: two per register, low half first).
+template <class Op>
+uint64_t c_bits(const std::vector<typename Op::CReg>& regs, int lane, int v) {
+  uint64_t raw = 0;
+  if constexpr (Op::NV == Op::NC) {
+    std::memcpy(&raw, &regs[lane * Op::NC + v], sizeof(typename Op::CReg));
+  } else {
+    uint32_t w;
+    std::memcpy(&w, &regs[lane * Op::NC + v / 2], 4);
+    raw = (v % 2) ? (w >> 16) : (w & 0xFFFFu);
+  }
+  return raw;
+}
+
+template <class Op>
+std::optional<std::string> check_product(std::mt19937_64& rng) {
+  using L = Layout<Op>;
+  std::vector<double> A(Op::M * Op::K), B(Op::K * Op::N), C(Op::M * Op::N);
+  for (auto& x : A) x = draw_exact(Op::a_elem, rng);
+  for (auto& x : B) x = draw_exact(Op::a_elem, rng);
+  for (auto& x : C) x = draw_exact(Op::c_elem == Elem::f64 ? Elem::f64 : Elem::s8, rng);
+  const auto ha = pack_a<Op>(A), hb = pack_b<Op>(B);
+  std::vector<typename Op::CReg> hc(32 * Op::NC);
+  for (int lane = 0; lane < 32; ++lane)
+    for (int v = 0; v < Op::NV; ++v) {
+      int row, col;
+      L::c(lane, v, row, col);
+      const uint64_t bits = encode(Op::c_elem, C[row * Op::N + col]);
+      if constexpr (Op::NV == Op::NC) {
+        std::memcpy(&hc[lane * Op::NC + v], &bits, sizeof(typename Op::CReg));
+      } else {
+        uint32_t w;
+        std::memcpy(&w, &hc[lane * Op::NC + v / 2], 4);
+        w = (v % 2) ? ((w & 0xFFFFu) | static_cast<uint32_t>(bits << 16))
+                    : ((w & 0xFFFF0000u) | static_cast<uint32_t>(bits));
+        std::memcpy(&hc[lane * Op::NC + v / 2], &w, 4);
+      }
+    }
+  gpu::DeviceBuffer<typename Op::AReg> da(ha.size()), db(hb.size());
+  gpu::DeviceBuffer<typename Op::CReg> dd(hc.size());
+  CUDA_CHECK(cudaMemcpy(da.data(), ha.data(), da.bytes(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(db.data(), hb.data(), db.bytes(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(dd.data(), hc.data(), dd.bytes(), cudaMemcpyHostToDevice));
+  mma_check_kernel<Op><<<1, 32>>>(da.data(), db.data(), dd.data());
+  CUDA_CHECK_LAUNCH();
+  std::vector<typename Op::CReg> hd(hc.size());
+  CUDA_CHECK(cudaMemcpy(hd.data(), dd.data(), dd.bytes(), cudaMemcpyDeviceToHost));
+  int bad = 0;
+  std::string first;
+  for (int lane = 0; lane < 32; ++lane)
+    for (int v = 0; v < Op::NV; ++v) {
+      int row, col;
+      L::c(lane, v, row, col);
+      double ref = C[row * Op::N + col];
+      for (int k = 0; k < Op::K; ++k) ref += A[row * Op::K + k] * B[k * Op::N + col];
+      const double got = decode(Op::c_elem, c_bits<Op>(hd, lane, v));
+      if (got != ref) {  // exact: every input is small and dyadic, every sum representable
+        if (!bad++)
+          first = "D[" + std::to_string(row) + "][" + std::to_string(col) + "] = " +
+                  std::to_string(got) + ", CPU reference " + std::to_string(ref);
+      }
+    }
+  if (bad) return std::to_string(bad) + " of " + std::to_string(32 * Op::NV) + " values differ; first " + first;
+  return std::nullopt;
+}
+
+// Device buffers of random operand fragments and sinks for one instruction, kept across launches.
+template <class Op>
+struct LoopState {
+  gpu::DeviceBuffer<typename Op::AReg> a, b;
+  gpu::DeviceBuffer<typename Op::CReg> sink;
+  gpu::DeviceBuffer<long long> clocks;
+  size_t smem = 0;
+};
+
+template <class Op, int ILP>
+void launch_loop(LoopState<Op>& s, int warps, int blocks, int iters, cudaStream_t stream) {
+  mma_loop_kernel<Op, ILP><<<blocks, 32 * warps, s.smem, stream>>>(s.a.data(), s.b.data(), iters,
+                                                                     s.clocks.data(), s.sink.data());
+}
+
+template <class Op>
+MmaRunner make_runner(const std::string& sass, int min_cc) {
+  MmaRunner r;
+  r.proto.api = "mma";
+  r.proto.shape = Op::shape;
+  r.proto.input = Op::input;
+  r.proto.input_detail = elem_detail(Op::a_elem);
+  r.proto.accumulate = Op::accumulate;
+  r.proto.sass = sass;
+  r.min_cc = min_cc;
+  r.fma_per_mma = static_cast<double>(Op::M) * Op::N * Op::K;
+  r.check = [](std::mt19937_64& rng) { return check_product<Op>(rng); };
+  auto state = std::make_shared<LoopState<Op>>();
+  auto ensure = [state](int blocks, int warps) {
+    LoopState<Op>& s = *state;
+    if (!s.a.size()) {
+      std::mt19937_64 rng(1234);
+      std::vector<double> A(Op::M * Op::K), B(Op::K * Op::N);
+      for (auto& x : A) x = draw_small(Op::a_elem, rng);
+      for (auto& x : B) x = draw_small(Op::a_elem, rng);
+      const auto ha = pack_a<Op>(A), hb = pack_b<Op>(B);
+      s.a = gpu::DeviceBuffer<typename Op::AReg>(ha.size());
+      s.b = gpu::DeviceBuffer<typename Op::AReg>(hb.size());
+      CUDA_CHECK(cudaMemcpy(s.a.data(), ha.data(), s.a.bytes(), cudaMemcpyHostToDevice));
+      CUDA_CHECK(cudaMemcpy(s.b.data(), hb.data(), s.b.bytes(), cudaMemcpyHostToDevice));
+      int dev = 0;
+      CUDA_CHECK(cudaGetDevice(&dev));
+      s.smem = one_block_per_sm_smem(dev);
+      auto set = [&](auto kernel) {
+        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(s.smem)));
+      };
+      set(mma_loop_kernel<Op, 1>);
+      set(mma_loop_kernel<Op, 2>);
+      set(mma_loop_kernel<Op, 4>);
+      set(mma_loop_kernel<Op, 8>);
+    }
+    if (s.clocks.size() < static_cast<size_t>(2 * blocks))
+      s.clocks = gpu::DeviceBuffer<long long>(2 * blocks);
+    if (s.sink.size() < static_cast<size_t>(blocks * warps * 32))
+      s.sink = gpu::DeviceBuffer<typename Op::CReg>(static_cast<size_t>(blocks) * 32 * 32);
+  };
+  r.launch = [state, ensure](int ilp, int warps, int blocks, int iters, cudaStream_t stream) {
+    ensure(blocks, warps);
+    LoopState<Op>& s = *state;
+    switch (ilp) {
+      case 1: launch_loop<Op, 1>(s, warps, blocks, iters, stream); break;
+      case 2: launch_loop<Op, 2>(s, warps, blocks, iters, stream); break;
+      case 4: launch_loop<Op, 4>(s, warps, blocks, iters, stream); break;
+      case 8: launch_loop<Op, 8>(s, warps, blocks, iters, stream); break;
+      default: throw std::invalid_argument("mma probe: ILP must be 1, 2, 4 or 8");
+    }
+  };
+  r.run_cycles = [state, launch = r.launch](int ilp, int warps, int blocks, int iters) {
+    launch(ilp, warps, blocks, iters, nullptr);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<long long> c(2 * blocks);
+    CUDA_CHECK(cudaMemcpy(c.data(), state->clocks.data(), c.size() * sizeof(long long),
+                          cudaMemcpyDeviceToHost));
+    return block_cycles(c, blocks);
+  };
+  return r;
+}
+
+// The instruction table: SASS as seen with cuobjdump on this build for sm_90 (sass_check.sh).
+std::vector<MmaRunner> runners() {
+  std::vector<MmaRunner> v;
+  v.push_back(make_runner<F64_m8n8k4>("DMMA.884", 80));
+  v.push_back(make_runner<F64_m16n8k4>("DMMA.1684", 90));
+  v.push_back(make_runner<F64_m16n8k8>("DMMA.1688", 90));
+  v.push_back(make_runner<F64_m16n8k16>("DMMA.16816", 90));
+  v.push_back(make_runner<F16F16_m16n8k8>("HMMA.1688.F16", 80));
+  v.push_back(make_runner<F16F16_m16n8k16>("HMMA.16816.F16", 80));
+  v.push_back(make_runner<F16F32_m16n8k8>("HMMA.1688.F32", 80));
+  v.push_back(make_runner<F16F32_m16n8k16>("HMMA.16816.F32", 80));
+  v.push_back(make_runner<BF16_m16n8k8>("HMMA.1688.F32.BF16", 80));
+  v.push_back(make_runner<BF16_m16n8k16>("HMMA.16816.F32.BF16", 80));
+  v.push_back(make_runner<TF32_m16n8k4>("HMMA.1684.F32.TF32", 80));
+  v.push_back(make_runner<TF32_m16n8k8>("HMMA.1688.F32.TF32", 80));
+  v.push_back(make_runner<S8_m16n8k16>("IMMA.16816.S8.S8", 80));
+  v.push_back(make_runner<S8_m16n8k32>("IMMA.16832.S8.S8", 80));
+  v.push_back(make_runner<S4_m16n8k32>("IMAD (emulated on sm_90)", 80));
+  v.push_back(make_runner<S4_m16n8k64>("IMAD (emulated on sm_90)", 80));
+  v.push_back(make_runner<E4M3_m16n8k32>("HMMA.16832.F32.E4M3", 89));
+  v.push_back(make_runner<E5M2_m16n8k32>("HMMA.16832.F32.E5M2", 89));
+  return v;
+}
+
+constexpr double kTargetCycles = 200000;  // per sweep point: ~0.1 ms at 2 GHz, clock64 noise << 1%
+
+// Per-SM FMA/clock of one (ilp, warps) point: a short launch sizes `iters`, the second counts.
+double sweep_point(MmaRunner& r, int ilp, int warps, int sms) {
+  int iters = 64;
+  auto c = r.run_cycles(ilp, warps, sms, iters);
+  const double cyc = median(c);
+  iters = static_cast<int>(std::clamp(iters * kTargetCycles / std::max(cyc, 1.0), 64.0, double(1 << 20)));
+  c = r.run_cycles(ilp, warps, sms, iters);
+  const double fma = r.fma_per_mma * ilp * warps * static_cast<double>(iters);
+  return fma / median(c);
+}
+
+ProbeOutput run_mma(const ProbeContext& ctx) {
+  ProbeOutput out;
+  const int cc = 10 * ctx.cc_major + ctx.cc_minor;
+  const std::vector<int> ilps = ctx.quick ? std::vector<int>{1, 4, 8} : std::vector<int>{1, 2, 4, 8};
+  const std::vector<int> warps_axis =
+      ctx.quick ? std::vector<int>{4, 8, 16} : std::vector<int>{1, 2, 4, 8, 16, 32};
+  const double clock_hz = gpu::measure_sm_clock_hz(ctx.device, 0.02);
+  nlohmann::json grid = nlohmann::json::array(), checks = nlohmann::json::array();
+  std::map<Precision, std::pair<double, std::string>> best_per_precision;
+  std::mt19937_64 rng(0xC0FFEE);
+  auto rs = runners();
+  for (size_t idx = 0; idx < rs.size(); ++idx) {
+    MmaRunner& r = rs[idx];
+    TensorInstruction ti = r.proto;
+    const std::string key = instruction_key(ti);
+    if (ctx.progress) ctx.progress(static_cast<double>(idx) / rs.size(), key);
+    if (cc < r.min_cc) {
+      checks.push_back({{"instruction", key}, {"skipped", "needs compute capability " +
+                         std::to_string(r.min_cc / 10) + "." + std::to_string(r.min_cc % 10)}});
+      continue;
+    }
+    if (auto err = r.check(rng)) {
+      checks.push_back({{"instruction", key}, {"check", "failed"}, {"error", *err}});
+      continue;  // no time counts for an instruction that computes a wrong product
+    }
+    checks.push_back({{"instruction", key}, {"check", "passed"}});
+    // Completion latency: one warp, one chain; five repeats must agree.
+    std::vector<double> lat;
+    const int lat_iters = 1024;
+    r.run_cycles(1, 1, 1, 64);  // warm-up
+    for (int k = 0; k < 5; ++k) lat.push_back(r.run_cycles(1, 1, 1, lat_iters)[0] / lat_iters);
+    const auto [lo, hi] = std::minmax_element(lat.begin(), lat.end());
+    ti.latency.measured = probes::measured_from_samples(lat, "mma", clock_hz, *hi - *lo > 1.0,
+                                                        "ILP 1, 1 warp, clock64 over 1024 dependent mma");
+    // ILP x warps sweep, one block per SM.
+    double best = 0;
+    int best_w = 0, best_i = 0;
+    std::vector<std::tuple<int, int, double>> pts;
+    for (int w : warps_axis)
+      for (int i : ilps) {
+        const double f = sweep_point(r, i, w, ctx.sm_count);
+        pts.emplace_back(w, i, f);
+        grid.push_back({{"instruction", key}, {"warps", w}, {"ilp", i}, {"fma_per_clock_per_sm", f},
+                        {"flop_per_s", 2.0 * f * ctx.sm_count * clock_hz}});
+        if (f > best) best = f, best_w = w, best_i = i;
+      }
+    // Smallest point (fewest warps x ILP, then fewest warps) reaching 95% of the best.
+    int sw = best_w, si = best_i;
+    for (auto [w, i, f] : pts)
+      if (f >= 0.95 * best && (w * i < sw * si || (w * i == sw * si && w < sw))) sw = w, si = i;
+    ti.best_warps = sw;
+    ti.best_ilp = si;
+    // Full-GPU run at the best point: events for FLOP/s, clock64 for FMA/clock/SM.
+    const double cyc_per_iter = best_w * best_i * r.fma_per_mma / best;
+    const int iters = std::max(64, static_cast<int>(4e6 / cyc_per_iter));  // ~2 ms at 2 GHz
+    gpu::TimingOptions opt;
+    opt.warmup = 2;
+    opt.repeats = ctx.quick ? 5 : 10;
+    const gpu::Timing t = gpu::time_kernel(
+        [&](cudaStream_t s) { r.launch(best_i, best_w, ctx.sm_count, iters, s); }, opt);
+    const double fma_total = r.fma_per_mma * best_i * best_w * static_cast<double>(iters) * ctx.sm_count;
+    const std::string note = "warps " + std::to_string(best_w) + ", ILP " + std::to_string(best_i) +
+                             ", one block per SM, " + std::to_string(ctx.sm_count) + " SMs";
+    ti.throughput.measured = probes::measured_rate(t, 2.0 * fma_total, "mma", note);
+    const auto c = r.run_cycles(best_i, best_w, ctx.sm_count, iters);
+    std::vector<double> per_sm;
+    for (double x : c) per_sm.push_back(fma_total / ctx.sm_count / x);
+    ti.fma_per_clock_per_sm.measured = probes::measured_from_samples(per_sm, "mma", t.sm_clock_hz, t.flagged,
+                                                                     note + "; spread over SMs");
+    out.instructions.push_back(ti);
+    const double flops = ti.throughput.measured->median;
+    auto& bp = best_per_precision[ti.input];
+    if (flops > bp.first) bp = {flops, key};
+  }
+  // Tensor-core ceilings: on sm_90 wgmma is the faster path for everything but FP64 and INT4, so
+  // the wgmma probe fills those precisions there.
+  for (auto& [p, v] : best_per_precision) {
+    if (cc >= 90 && p != Precision::fp64) continue;
+    for (const auto& ti : out.instructions)
+      if (instruction_key(ti) == v.second) {
+        MeasuredValue m = *ti.throughput.measured;
+        m.note = "best mma.sync: " + v.second + "; " + m.note;
+        out.fields.push_back({std::string("compute.tensor_core.") + precision_name(p), m});
+      }
+  }
+  out.details["grid"] = grid;
+  out.details["checks"] = checks;
+  out.details["sm_clock_hz_before"] = clock_hz;
+  return out;
+}
+
+const Registrar reg{ProbeInfo{
+    "mma", "compute",
+    "mma.sync latency and throughput per shape/type over ILP x warps/SM; CPU-checked products",
+    {{"instruction", {"f64 m8n8k4/m16n8k4/k8/k16", "f16 f16|f32 m16n8k8/k16", "bf16 m16n8k8/k16",
+                      "tf32 m16n8k4/k8", "s8 m16n8k16/k32", "s4 m16n8k32/k64", "e4m3/e5m2 m16n8k32"}},
+     {"ilp", {"1", "2", "4", "8"}},
+     {"warps_per_sm", {"1", "2", "4", "8", "16", "32"}}},
+    {"compute.tensor_core.fp64", "tensor_instructions"},
+    80, true, run_mma}};
+
+}  // namespace
+}  // namespace ceiling::probes::compute

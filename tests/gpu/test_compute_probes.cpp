@@ -1,0 +1,124 @@
+// GPU tests of the compute probes (cuda-core, mma, wgmma) in --quick form: every product and
+// closed form checks, rates lie under the analytic peaks. With CEILING_COMPUTE_DUMP=<file> the
+// full probes run once more and their ProbeOutputs are written there as JSON (dev driver).
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+
+#include "gpu/gpu.hpp"
+#include "probes/mma_report.cuh"
+#include "probes/registry.hpp"
+
+using namespace ceiling;
+using namespace ceiling::probes;
+
+namespace {
+
+ProbeContext context(bool quick) {
+  const gpu::DeviceInfo d = gpu::query_device(0);
+  ProbeContext ctx;
+  ctx.device = 0;
+  ctx.quick = quick;
+  ctx.sm_count = d.sm_count;
+  ctx.cc_major = d.cc_major;
+  ctx.cc_minor = d.cc_minor;
+  ctx.l2_bytes = d.l2_bytes;
+  return ctx;
+}
+
+// Each probe runs once per process and mode; the test cases read the cached outputs.
+const ProbeOutput& output(const std::string& name, bool quick) {
+  static std::map<std::pair<std::string, bool>, ProbeOutput> cache;
+  auto it = cache.find({name, quick});
+  if (it != cache.end()) return it->second;
+  const ProbeInfo* p = registry().find(name);
+  REQUIRE_MESSAGE(p != nullptr, "probe not registered: " << name);
+  return cache[{name, quick}] = p->run(context(quick));
+}
+
+const MeasuredValue* field(const ProbeOutput& o, const std::string& path) {
+  for (const auto& f : o.fields)
+    if (f.path == path) return &f.value;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("cuda-core: closed-form checks pass and rates stay under SMs x lanes x 2 x clock") {
+  const ProbeOutput& o = output("cuda-core", true);
+  REQUIRE_FALSE(o.skipped);
+  const auto& units = o.details.at("units");
+  REQUIRE(units.size() == 5);
+  for (const auto& u : units) {
+    INFO(u.dump());
+    CHECK(u.at("check") == "passed");
+    const double frac = u.at("fraction_of_analytic").get<double>();
+    CHECK(frac > 0.5);   // a broken launch or a throttled GPU lands far below
+    CHECK(frac < 1.03);  // above the analytic peak: a miscount of FLOP or of the clock
+  }
+  for (const char* p : {"fp64", "fp32", "fp16", "bf16", "int32"})
+    CHECK(field(o, std::string("compute.cuda_core.") + p) != nullptr);
+}
+
+TEST_CASE("mma: every product matches the CPU reference; latency and throughput are plausible") {
+  const ProbeOutput& o = output("mma", true);
+  REQUIRE_FALSE(o.skipped);
+  for (const auto& c : o.details.at("checks")) {
+    INFO(c.dump());
+    CHECK((c.contains("skipped") || c.at("check") == "passed"));
+  }
+  REQUIRE(!o.instructions.empty());
+  for (const auto& ti : o.instructions) {
+    INFO(compute::instruction_key(ti));
+    REQUIRE(ti.latency.measured);
+    CHECK(ti.latency.measured->median > 4);     // no tensor-core op completes in fewer cycles
+    CHECK(ti.latency.measured->median < 2000);
+    REQUIRE(ti.fma_per_clock_per_sm.measured);
+    CHECK(ti.fma_per_clock_per_sm.measured->median > 0);
+    CHECK(ti.fma_per_clock_per_sm.measured->median < 8192);  // 4x Hopper's dense FP8 rate per SM
+    CHECK(ti.best_warps.has_value());
+  }
+  CHECK(field(o, "compute.tensor_core.fp64") != nullptr);
+}
+
+TEST_CASE("wgmma: products match the CPU reference on sm_90, skipped with a reason elsewhere") {
+  const ProbeOutput& o = output("wgmma", true);
+  const gpu::DeviceInfo d = gpu::query_device(0);
+  if (d.cc_major != 9 || d.cc_minor != 0) {
+    CHECK(o.skipped.has_value());
+    return;
+  }
+  REQUIRE_FALSE(o.skipped);
+  for (const auto& c : o.details.at("checks")) {
+    INFO(c.dump());
+    CHECK(c.at("check") == "passed");
+  }
+  for (const auto& ti : o.instructions) {
+    INFO(compute::instruction_key(ti));
+    REQUIRE(ti.fma_per_clock_per_sm.measured);
+    CHECK(ti.fma_per_clock_per_sm.measured->median < 4096 * 1.03);  // dense FP8/INT8 peak per SM
+  }
+}
+
+TEST_CASE("dev driver: full compute probes to JSON (CEILING_COMPUTE_DUMP)") {
+  const char* path = std::getenv("CEILING_COMPUTE_DUMP");
+  if (!path) return;
+  const gpu::DeviceInfo d = gpu::query_device(0);
+  nlohmann::json j{{"schema", "ceiling/probes-dev/1"},
+                   {"device", {{"name", d.name}, {"uuid", d.uuid}, {"sm_count", d.sm_count},
+                               {"compute_capability", d.compute_capability()},
+                               {"driver", d.driver_version}, {"runtime", d.runtime_version}}},
+                   {"date", gpu::utc_now_iso8601()}};
+  for (const char* name : {"cuda-core", "mma", "wgmma"}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const ProbeOutput& o = output(name, false);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    j["probes"][name] = compute::output_json(o);
+    j["probes"][name]["wall_seconds"] = s;
+    std::printf("%s: %.1f s\n", name, s);
+  }
+  std::ofstream(path) << j.dump(1) << "\n";
+}

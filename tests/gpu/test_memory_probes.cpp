@@ -1,0 +1,109 @@
+// Memory probes on tiny configurations: each must pass its own verification and give values in
+// physically possible ranges. The probes throw when a kernel's output is wrong.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "gpu/gpu.hpp"
+#include "probes/memory_probes.hpp"
+#include "probes/probe_util.hpp"
+#include "probes/registry.hpp"
+
+using namespace ceiling;
+using namespace ceiling::probes;
+
+TEST_CASE("measured SM clock is plausible and time_kernel times a memset") {
+  const double hz = gpu::measure_sm_clock_hz(0, 0.01);
+  CHECK(hz > 2e8);
+  CHECK(hz < 5e9);
+  gpu::DeviceBuffer<char> buf(64 << 20);
+  gpu::TimingOptions opt;
+  opt.repeats = 5;
+  const auto t = gpu::time_kernel([&](cudaStream_t s) { CUDA_CHECK(cudaMemsetAsync(buf.data(), 1, buf.bytes(), s)); }, opt);
+  REQUIRE(t.seconds.size() == 5);
+  CHECK(t.summary.median > 0);
+  CHECK(t.sm_clock_hz > 2e8);
+  const auto m = measured_rate(t, static_cast<double>(buf.bytes()), "test");
+  CHECK(m.median == doctest::Approx(buf.bytes() / t.summary.median));
+  CHECK(m.repeats == 5);
+  CHECK(m.date.size() == 20);
+  gpu::flush_l2();
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+TEST_CASE("pointer chase: every mode follows its ring and L1 < L2 < DRAM") {
+  mem::PointerChase chase(64 << 20);
+  const auto l1 = chase.run({mem::ChaseMode::ca, 8 << 10, 32, 2048});
+  const auto sh = chase.run({mem::ChaseMode::shared, 8 << 10, 4, 2048});
+  const auto l2 = chase.run({mem::ChaseMode::cg, 1 << 20, 32, 2048});
+  mem::ChaseSpec cold{mem::ChaseMode::cg, 64 << 20, 128, 2048};
+  cold.cold = true;
+  const auto dram = chase.run(cold);
+  mem::ChaseSpec tlb{mem::ChaseMode::tlb, 32 << 20, 2 << 20, 64};
+  const auto pages = chase.run(tlb);
+  MESSAGE("l1 " << l1.cycles_per_load << " shared " << sh.cycles_per_load << " l2 " << l2.cycles_per_load << " dram "
+                << dram.cycles_per_load << " tlb16 " << pages.cycles_per_load);
+  CHECK(l1.cycles_per_load > 5);
+  CHECK(sh.cycles_per_load > 5);
+  CHECK(l1.cycles_per_load < l2.cycles_per_load);
+  CHECK(l2.cycles_per_load < dram.cycles_per_load);
+  CHECK(sh.cycles_per_load < l2.cycles_per_load);
+  CHECK(l1.sm_clock_hz > 2e8);
+  CHECK_THROWS_AS(chase.run({mem::ChaseMode::cg, 128 << 20, 32, 64}), std::invalid_argument);
+}
+
+TEST_CASE("ring order is a single cycle") {
+  for (std::uint32_t n : {2u, 7u, 64u, 1000u, 4097u}) {
+    std::vector<char> seen(n, 0);
+    for (std::uint32_t k = 0; k < n; ++k) {
+      const auto e = mem::ring_element(k, n, 3);
+      REQUIRE(e < n);
+      CHECK(!seen[e]);
+      seen[e] = 1;
+    }
+    CHECK(mem::ring_element(n, n, 3) == mem::ring_element(0, n, 3));
+  }
+}
+
+TEST_CASE("stream patterns verify and report a positive bandwidth") {
+  gpu::TimingOptions opt;
+  opt.warmup = 1;
+  opt.repeats = 3;
+  const std::vector<mem::LaunchConfig> cands{{1, 256, 1}, {2, 256, 4}};
+  for (auto p : {mem::StreamPattern::read, mem::StreamPattern::write, mem::StreamPattern::copy, mem::StreamPattern::scale,
+                 mem::StreamPattern::triad}) {
+    CAPTURE(mem::to_string(p));
+    // An odd element count exercises the tail loop.
+    const auto r = mem::stream_bandwidth(p, (1 << 20) + 13, cands, opt, 2);
+    CHECK(r.tried.size() == 2);
+    CHECK(r.bytes_per_run == doctest::Approx(16.0 * ((1 << 20) + 13) * mem::arrays_touched(p)));
+    CHECK(r.timing.summary.median > 0);
+  }
+}
+
+TEST_CASE("L2, L1 and shared bandwidth kernels verify their checksums") {
+  gpu::TimingOptions opt;
+  opt.warmup = 1;
+  opt.repeats = 3;
+  const auto r = mem::l2_bandwidth((1 << 20) + 48, 3, {{1, 256, 2}, {1, 512, 8}}, opt, 2);
+  CHECK(r.timing.summary.median > 0);
+  const auto l1 = mem::l1_bandwidth_per_sm(16, 2);
+  const auto sh = mem::shared_bandwidth_per_sm(16, 2);
+  REQUIRE(l1.bytes_per_clock.size() == 2);
+  REQUIRE(sh.bytes_per_clock.size() == 2);
+  // Physical bound: nothing moves more than 256 B per clock per SM from L1 or shared.
+  CHECK(l1.bytes_per_clock[0] > 1);
+  CHECK(l1.bytes_per_clock[0] < 256);
+  CHECK(sh.bytes_per_clock[0] > 1);
+  CHECK(sh.bytes_per_clock[0] < 256);
+}
+
+TEST_CASE("memory probes are registered with their fields") {
+  for (const char* name : {"sm-clock", "pchase-latency", "dram-bandwidth", "l2-bandwidth", "l1-bandwidth", "shared-bandwidth"}) {
+    CAPTURE(name);
+    const auto* p = registry().find(name);
+    REQUIRE(p != nullptr);
+    CHECK(p->group == "memory");
+    CHECK(!p->fills.empty());
+  }
+}

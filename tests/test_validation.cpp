@@ -1,0 +1,325 @@
+// Validation logic with synthetic timings: split, sweep, verdicts, speedups, geomeans, phi fit,
+// results JSON. No GPU.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "model/descriptor.hpp"
+#include "model/kernel_model.hpp"
+#include "model/roofline.hpp"
+#include "model/validation.hpp"
+
+using namespace ceiling;
+using namespace ceiling::validation;
+
+namespace {
+
+constexpr double kL2 = 50.0 * 1024 * 1024;
+
+// GH200-like numbers (GPGPU'25 Table 1) with an L2 bandwidth: spec values only.
+HardwareDescriptor synthetic_descriptor() {
+  HardwareDescriptor hw;
+  hw.id = "synthetic";
+  hw.identity.name = "Synthetic GPU";
+  hw.identity.sm_count = 132;
+  hw.memory[MemoryLevelKind::dram].bandwidth.dimension = Dimension::bytes_per_second;
+  hw.memory[MemoryLevelKind::dram].bandwidth.spec = SpecValue{4.0e12, "test"};
+  hw.memory[MemoryLevelKind::dram].capacity.spec = SpecValue{96e9, "test"};
+  hw.memory[MemoryLevelKind::l2].bandwidth.dimension = Dimension::bytes_per_second;
+  hw.memory[MemoryLevelKind::l2].bandwidth.spec = SpecValue{10.0e12, "test"};
+  hw.memory[MemoryLevelKind::l2].capacity.spec = SpecValue{kL2, "test"};
+  Field cc{Dimension::flop_per_second};
+  cc.spec = SpecValue{34.0e12, "test"};
+  Field tc{Dimension::flop_per_second};
+  tc.spec = SpecValue{67.0e12, "test"};
+  hw.compute[ComputeUnit::cuda_core][Precision::fp64] = cc;
+  hw.compute[ComputeUnit::tensor_core][Precision::fp64] = tc;
+  return hw;
+}
+
+KernelModel scale_k(double n, double fraction = 1.0) {
+  KernelModel k = scale_model(n, Precision::fp64);
+  k.tensor_core_fraction = fraction;
+  k.working_set_bytes = 2 * n * 8;
+  return k;
+}
+
+TimeStats stats(double median, double cv = 0.01, int repeats = 20) {
+  return TimeStats{median, median * 0.99, median * 1.02, cv, repeats};
+}
+
+KernelResult synthetic_result(const std::string& variant, double n, double t, const std::string& level,
+                              double eq22 = 0.97, double cv = 0.01) {
+  KernelResult r;
+  r.kernel = "scale";
+  r.variant = variant;
+  r.precision = "fp64";
+  r.size = {{"n", n}};
+  r.working_set_bytes = 16 * n;
+  r.memory_level = level;
+  r.work_flop = n;
+  r.traffic_bytes = 16 * n;
+  r.intensity = 1.0 / 16;
+  r.time_s = stats(t, cv);
+  r.achieved_bytes_per_s = 16 * n / t;
+  r.achieved_flop_per_s = n / t;
+  r.bound_time_s = 16 * n / 4e12;
+  r.efficiency = r.bound_time_s / t;
+  r.verdict = "within-bound";
+  r.verdict_reason = "synthetic";
+  r.t_memory_s = r.bound_time_s;
+  r.t_compute_s = n / 34e12;
+  r.alpha = 0.246;
+  r.speedup_bound_eq22 = eq22;
+  r.speedup_limit_eq23 = 0.395;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("the L2 split sits at half the L2, as in the paper") {
+  CHECK(memory_level_for(kL2 / 2, kL2) == "l2");
+  CHECK(memory_level_for(kL2 / 2 + 1, kL2) == "dram");
+  CHECK(memory_level_for(1024, kL2) == "l2");
+  CHECK(memory_level_for(8 * kL2, kL2) == "dram");
+  CHECK(side_of_split("l2") == "in-l2");
+  CHECK(side_of_split("dram") == "out-of-l2");
+  CHECK_THROWS(memory_level_for(1, 0));
+}
+
+TEST_CASE("default sweep: L2/32 to 8 x L2, log-spaced, the split on a grid point") {
+  const auto full = default_sweep_bytes(kL2, false);
+  REQUIRE(full.size() == 33);
+  CHECK(full.front() == doctest::Approx(kL2 / 32));
+  CHECK(full.back() == doctest::Approx(8 * kL2));
+  for (size_t i = 1; i < full.size(); ++i) CHECK(full[i] / full[i - 1] == doctest::Approx(std::exp2(0.25)));
+  int in_l2 = 0;
+  for (double b : full) in_l2 += memory_level_for(b, kL2) == "l2";
+  CHECK(in_l2 == 17);  // l2/32 .. l2/2 inclusive
+  const auto quick = default_sweep_bytes(kL2, true);
+  REQUIRE(quick.size() == 9);
+  CHECK(quick[4] == doctest::Approx(kL2 / 2));
+}
+
+TEST_CASE("noise margin shrinks with repeats and vanishes without spread") {
+  CHECK(noise_margin(0, 20) == 0);
+  CHECK(noise_margin(0.05, 20) == doctest::Approx(2 * 1.2533 * 0.05 / std::sqrt(20.0)));
+  CHECK(noise_margin(0.05, 80) < noise_margin(0.05, 20));
+}
+
+TEST_CASE("time verdicts: within, within noise, beats with a named cause") {
+  VerdictContext dram{400e6, kL2, "dram", "measured", 4.0e12, 3.8e12, true};
+  auto v = judge_time(0.95, stats(1e-3), dram);
+  CHECK(v.verdict == "within-bound");
+  CHECK(v.reason.find("95.0%") != std::string::npos);
+
+  // 0.5% above the bound with 5% spread over 20 repeats is noise, not a beat.
+  v = judge_time(1.005, stats(1e-3, 0.05), dram);
+  CHECK(v.verdict == "within-bound");
+  CHECK(v.reason.find("noise") != std::string::npos);
+  // The same 0.5% with no spread is a beat.
+  v = judge_time(1.005, stats(1e-3, 0.0), dram);
+  CHECK(v.verdict == "beats-bound");
+  CHECK(v.reason.find("descriptor DRAM bandwidth below measured") != std::string::npos);
+
+  VerdictContext fits_l2{40e6, kL2, "dram", "spec", 4.0e12, 6.0e12, false};
+  v = judge_time(1.5, stats(1e-5), fits_l2);
+  CHECK(v.verdict == "beats-bound");
+  CHECK(v.reason.find("fits the L2") != std::string::npos);
+  CHECK(v.reason.find("spec") != std::string::npos);
+
+  VerdictContext l2{8e6, kL2, "l2", "measured", 10e12, 12e12, false};
+  v = judge_time(1.2, stats(1e-6), l2);
+  CHECK(v.verdict == "beats-bound");
+  CHECK(v.reason.find("descriptor L2 bandwidth below measured") != std::string::npos);
+
+  VerdictContext near{120e6, kL2, "dram", "measured", 4.0e12, 4.4e12, true};
+  v = judge_time(1.1, stats(1e-4, 0.0), near);
+  CHECK(v.reason.find("dirty lines") != std::string::npos);
+}
+
+TEST_CASE("evaluate: memory-bound SCALE is bounded by Q/BW of the level its working set sits in") {
+  const auto hw = synthetic_descriptor();
+  // Out of L2: 256 MiB working set, DRAM at 4 TB/s.
+  const double n = 16.0 * 1024 * 1024;
+  const KernelModel k = scale_k(n);
+  const double t_dram = 16 * n / 4.0e12;
+  auto r = evaluate(hw, k, ComputeUnit::cuda_core, {{"n", n}}, stats(t_dram / 0.9), kL2, true);
+  CHECK(r.memory_level == "dram");
+  CHECK(r.bound_time_s == doctest::Approx(t_dram));
+  CHECK(r.efficiency == doctest::Approx(0.9));
+  CHECK(r.verdict == "within-bound");
+  CHECK(r.achieved_bytes_per_s == doctest::Approx(0.9 * 4.0e12));
+  CHECK(r.achieved_flop_per_s == doctest::Approx(n / (t_dram / 0.9)));
+  CHECK(r.intensity == doctest::Approx(1.0 / 16));
+  CHECK(r.bandwidth_source == "spec");
+
+  // A run faster than DRAM allows is a beat.
+  r = evaluate(hw, k, ComputeUnit::cuda_core, {{"n", n}}, stats(t_dram / 1.3, 0.0), kL2, true);
+  CHECK(r.verdict == "beats-bound");
+
+  // In L2: 8 MiB working set, L2 at 10 TB/s; the same time would beat DRAM but not the L2.
+  const double m = 512.0 * 1024;
+  const KernelModel small = scale_k(m);
+  const double t_l2 = 16 * m / 10.0e12;
+  r = evaluate(hw, small, ComputeUnit::cuda_core, {{"n", m}}, stats(t_l2 / 0.8), kL2, false);
+  CHECK(r.memory_level == "l2");
+  CHECK(r.bound_time_s == doctest::Approx(t_l2));
+  CHECK(r.efficiency == doctest::Approx(0.8));
+  CHECK(r.verdict == "within-bound");
+
+  // Tensor-core SCALE: W/(P_TC/8) = n/8.375 TFLOP/s is still below Q/BW, the bound stays Tmem.
+  const KernelModel ktc = scale_k(n, 1.0 / 8);
+  r = evaluate(hw, ktc, ComputeUnit::tensor_core, {{"n", n}}, stats(t_dram / 0.9), kL2, true);
+  CHECK(r.t_compute_s == doctest::Approx(n / (67e12 / 8)));
+  CHECK(r.t_compute_s < r.t_memory_s);
+  CHECK(r.bound_time_s == doctest::Approx(t_dram));
+  CHECK(r.alpha == doctest::Approx((67e12 / 8) / 34e12).epsilon(1e-3));
+  // Eq. 22 with alpha < 1 predicts a slowdown.
+  CHECK(r.speedup_bound_eq22 < 1.0);
+  CHECK(r.speedup_bound_eq22 == doctest::Approx(speedup_bound(r.alpha, 34e12 / 4e12, 1.0 / 16)).epsilon(1e-6));
+}
+
+TEST_CASE("speedups pair CUDA-core and tensor-core results and hold them against max(1, Eq. 22)") {
+  std::vector<KernelResult> rs;
+  rs.push_back(synthetic_result("cuda_core", 1e6, 10e-6, "l2"));
+  rs.push_back(synthetic_result("tensor_core", 1e6, 12e-6, "l2"));
+  rs.push_back(synthetic_result("cuda_core", 1e8, 400e-6, "dram"));
+  rs.push_back(synthetic_result("tensor_core", 1e8, 400e-6, "dram"));
+  rs.push_back(synthetic_result("cuda_core", 2e8, 800e-6, "dram", 0.97, 0.0));
+  rs.push_back(synthetic_result("tensor_core", 2e8, 700e-6, "dram", 0.97, 0.0));  // TC 14% faster: a beat
+  const auto s = speedups(rs);
+  REQUIRE(s.size() == 3);
+  CHECK(s[0].measured == doctest::Approx(10.0 / 12.0));
+  CHECK(s[0].verdict == "within-bound");
+  CHECK(s[0].upper_bound == doctest::Approx(1.0));  // alpha < 1: full overlap is the top
+  CHECK(s[1].measured == doctest::Approx(1.0));
+  CHECK(s[1].verdict == "within-bound");
+  CHECK(s[2].measured == doctest::Approx(800.0 / 700.0));
+  CHECK(s[2].verdict == "beats-bound");
+
+  // alpha > 1: the Eq. 22 bound itself is the top.
+  std::vector<KernelResult> hi;
+  hi.push_back(synthetic_result("cuda_core", 1e6, 12e-6, "l2", 1.2, 0.0));
+  hi.push_back(synthetic_result("tensor_core", 1e6, 10e-6, "l2", 1.25, 0.0));
+  const auto s2 = speedups(hi);
+  REQUIRE(s2.size() == 1);
+  CHECK(s2[0].upper_bound == doctest::Approx(1.25));
+  CHECK(s2[0].verdict == "within-bound");
+}
+
+TEST_CASE("geomeans of T(TC)/T(CC) per side of the L2 split") {
+  std::vector<SpeedupResult> s(4);
+  s[0] = {"scale", "fp64", {{"n", 1}}, 1e6, "l2", 0.5};   // TC twice as slow
+  s[1] = {"scale", "fp64", {{"n", 2}}, 2e6, "l2", 0.125}; // TC 8x slower
+  s[2] = {"scale", "fp64", {{"n", 3}}, 4e8, "dram", 1.0};
+  s[3] = {"scale", "fp64", {{"n", 4}}, 8e8, "dram", 0.25};
+  const auto g = geomeans(s);
+  REQUIRE(g.size() == 2);
+  CHECK(g[0].side == "in-l2");
+  CHECK(g[0].cc_over_tc == doctest::Approx(4.0));
+  CHECK(g[0].count == 2);
+  CHECK(g[1].side == "out-of-l2");
+  CHECK(g[1].cc_over_tc == doctest::Approx(2.0));
+  CHECK(g[1].count == 2);
+}
+
+TEST_CASE("phi fit recovers the overlap factor of synthetic timings") {
+  // Tm/Tc varies (two memory levels, two intensities) so (1-phi) and Tother are identifiable.
+  const double phi = 0.3, t_other = 2e-6;
+  std::vector<OverlapPoint> pts;
+  for (double tm : {1e-5, 3e-5, 1e-4, 3e-4}) {
+    for (double ratio : {0.1, 0.5, 2.0}) {
+      const double tc = tm * ratio;
+      pts.push_back({partial_overlap_time_s(tm, tc, phi, t_other), tm, tc});
+    }
+  }
+  auto f = fit_overlap(pts);
+  CHECK(f.phi == doctest::Approx(phi).epsilon(1e-9));
+  CHECK(f.phi_raw == doctest::Approx(phi).epsilon(1e-9));
+  CHECK(f.t_other_s == doctest::Approx(t_other).epsilon(1e-6));
+  CHECK(f.r2 == doctest::Approx(1.0));
+  CHECK_FALSE(f.clamped);
+  CHECK(f.points == 12);
+
+  // Timings slower than even the un-overlapped sum: phi clamps at 0 and says why.
+  std::vector<OverlapPoint> slow;
+  for (double tm : {1e-5, 1e-4, 1e-3}) slow.push_back({3.0 * tm, tm, 0.01 * tm});
+  f = fit_overlap(slow);
+  CHECK(f.phi_raw < 0);
+  CHECK(f.phi == 0.0);
+  CHECK(f.clamped);
+  CHECK(f.note.find("phi < 0") != std::string::npos);
+  CHECK(f.r2 < 0.9);
+
+  // Noise lowers r2 below 1.
+  std::vector<OverlapPoint> noisy = pts;
+  for (size_t i = 0; i < noisy.size(); ++i) noisy[i].t_measured *= (i % 2 ? 1.05 : 0.95);
+  f = fit_overlap(noisy);
+  CHECK(f.r2 < 0.9999);
+  CHECK(f.r2 > 0.9);
+
+  CHECK_THROWS(fit_overlap({{1, 1, 1}, {2, 2, 2}}));
+}
+
+TEST_CASE("results JSON: the FORMATS.md keys, round trip, strict reading") {
+  ValidationReport r;
+  r.tool_version = "0.1.0";
+  r.date = "2026-11-21T12:00:00Z";
+  r.command_line = "ceiling validate --hw h200";
+  r.device = {"NVIDIA H200", "GPU-1234", "9.0", "13.0", "13.0", 132, 62914560};
+  r.sm_clock_hz = 1.98e9;
+  r.descriptor_id = "h200";
+  r.descriptor_path = "hardware/h200.yaml";
+  for (double n : {1e5, 2e5, 4e5}) {
+    r.results.push_back(synthetic_result("cuda_core", n, n * 4e-12, "l2"));
+    r.results.push_back(synthetic_result("tensor_core", n, n * 5e-12, "l2"));
+  }
+  summarize(r);
+  REQUIRE(r.speedups.size() == 3);
+  REQUIRE(r.geomeans.size() == 1);
+  CHECK(r.geomeans[0].cc_over_tc == doctest::Approx(1.25));
+  REQUIRE(r.overlap_fits.size() == 2);
+
+  const auto j = to_json(r);
+  CHECK(j["schema"] == "ceiling/validation/1");
+  for (const char* k : {"tool_version", "date", "command_line", "device", "sm_clock_hz", "descriptor", "results",
+                        "speedups", "geomeans", "overlap_fits"})
+    CHECK_MESSAGE(j.contains(k), k);
+  for (const char* k : {"name", "uuid", "sm_count", "compute_capability", "driver", "cuda_version"})
+    CHECK_MESSAGE(j["device"].contains(k), k);
+  const auto& e = j["results"][0];
+  for (const char* k : {"kernel", "variant", "precision", "size", "working_set_bytes", "memory_level", "work_flop",
+                        "traffic_bytes", "intensity", "time_s", "achieved_bytes_per_s", "achieved_flop_per_s",
+                        "bound_time_s", "efficiency", "verdict", "verdict_reason"})
+    CHECK_MESSAGE(e.contains(k), k);
+  for (const char* k : {"median", "min", "max", "cv", "repeats"}) CHECK_MESSAGE(e["time_s"].contains(k), k);
+  CHECK(e["size"]["n"] == 100000);
+  for (const char* k : {"kernel", "size", "working_set_bytes", "memory_level", "measured", "bound_eq22", "limit_eq23",
+                        "verdict"})
+    CHECK_MESSAGE(j["speedups"][0].contains(k), k);
+  for (const char* k : {"kernel", "side", "cc_over_tc", "count"}) CHECK_MESSAGE(j["geomeans"][0].contains(k), k);
+  for (const char* k : {"kernel", "variant", "phi", "r2", "points"}) CHECK_MESSAGE(j["overlap_fits"][0].contains(k), k);
+
+  const auto back = from_json(nlohmann::json::parse(j.dump()));
+  CHECK(to_json(back).dump() == j.dump());
+
+  auto bad = nlohmann::json::parse(j.dump());
+  bad["schema"] = "ceiling/validation/0";
+  CHECK_THROWS_WITH_AS(from_json(bad), doctest::Contains("schema"), std::runtime_error);
+  bad = nlohmann::json::parse(j.dump());
+  bad["results"][1].erase("efficiency");
+  CHECK_THROWS_WITH_AS(from_json(bad), doctest::Contains("results[1]: missing key 'efficiency'"), std::runtime_error);
+
+  const auto path = std::filesystem::temp_directory_path() / "ceiling-test-validation.json";
+  save_report(r, path);
+  CHECK(to_json(load_report(path)).dump() == j.dump());
+  std::filesystem::remove(path);
+
+  const std::string table = format_table(r);
+  CHECK(table.find("within-bound") != std::string::npos);
+  CHECK(table.find("in-l2") != std::string::npos);
+}
