@@ -224,6 +224,7 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
   for (const auto& r : roofs) bmax = std::max(bmax, r.value), bmin = std::min(bmin, r.value);
   double xlo = pmin / bmax, xhi = pmax / bmin;
   double ylo = bmin * 0;  // set below
+  xlo = std::min(xlo, 1.0 / 16);  // always show where SCALE (I = 1/16 in FP64) sits
   for (const auto& k : pts) xlo = std::min(xlo, k.intensity), xhi = std::max(xhi, k.intensity);
   double xmin = pow2_floor(xlo / 4), xmax = pow2_ceil(xhi * 4);
   ylo = bmin * xmin;
@@ -313,6 +314,7 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
   std::set<std::pair<std::string, std::string>> ridges;
   for (const auto& k : pts)
     if (k.balance) ridges.insert({k.precision, k.level});
+  if (cc_balance(g.hw, "fp64", "dram")) ridges.insert({"fp64", "dram"});  // the paper's balance, always
   for (const auto& [prec, level] : ridges) {
     auto b = cc_balance(g.hw, prec, level);
     auto pk = precision_of(prec);
@@ -454,7 +456,8 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
         const json* cc = nullptr;
         for (const auto& e : results)
           if (jstr(e, "kernel") == jstr(s, "kernel") && jstr(e, "memory_level") == jstr(s, "memory_level") &&
-              jstr(e, "variant") == "cuda_core" && e.value("size", json()) == s.value("size", json()))
+              jstr(e, "variant") == "cuda_core" && e.value("size", json()) == s.value("size", json()) &&
+              (jstr(s, "precision").empty() || jstr(s, "precision") == jstr(e, "precision")))
             cc = &e;
         std::optional<double> b = cc ? cc_balance(g.hw, jstr(*cc, "precision"), jstr(s, "memory_level")) : std::nullopt;
         auto intensity = cc ? jnum(*cc, "intensity") : std::nullopt;

@@ -260,6 +260,17 @@ TEST_CASE("report on fixtures: every file, well-formed SVG, PNG sizes, numbers e
     CHECK(row[7]["value"].get<double>() == vin["results"][i]["time_s"]["median"].get<double>());
     CHECK(row[13]["text"] == vin["results"][i]["verdict"]);
   }
+  // Speedup points sit at I/B of their own precision (fp64 here, not the fp32 result of the same size).
+  json sp = read_json(dir / "speedup-bound.json");
+  REQUIRE(sp["points"].size() == 2);
+  for (const auto& pt : sp["points"]) {
+    double b = 28.5e12 / (pt["memory_level"] == "l2" ? 10e12 : 3.6e12);  // measured CC FP64 / measured BW
+    CHECK(pt["i_over_b"].get<double>() == doctest::Approx((1.0 / 16) / b));
+  }
+  // Roofline kernel points: memory-bound left of the ridge, efficiency from the results.
+  json rf = read_json(dir / "roofline-fixture-gpu.json");
+  REQUIRE(rf["kernels"].size() == vin["results"].size());
+  for (const auto& k : rf["kernels"]) CHECK(k["memory_bound"].get<bool>());
   // Markdown carries the same tables.
   std::string md = slurp(dir / "report.md");
   CHECK(md.find("### Platform") != std::string::npos);
