@@ -83,15 +83,11 @@ int run_report(const ReportOptions& opt) {
               << "  " << out.files.size() << " files, " << rendered << " plots rendered, " << missing
               << " missing or not rendered, " << in.gpus.size() << " GPU(s), " << in.results.size()
               << " results file(s), " << std::to_string(out.seconds).substr(0, 4) << " s\n";
-    // One line per reason: "latency-h200, mma-h200: not measured (...)".
+    // One line per reason: "latency-h200, mma-h200: not measured (no h200.probes.json ...)".
     std::vector<std::pair<std::string, std::string>> by_reason;
     for (const auto& p : out.plots) {
       if (p.rendered) continue;
-      std::string reason = p.missing_reason;
-      if (!p.gpu_id.empty()) {
-        auto at = reason.find(p.gpu_id + ".probes.json");
-        if (at != std::string::npos) reason.replace(at, p.gpu_id.size(), "<id>");
-      }
+      const std::string& reason = p.missing_reason;
       auto it = std::find_if(by_reason.begin(), by_reason.end(), [&](const auto& e) { return e.second == reason; });
       if (it == by_reason.end()) by_reason.push_back({p.name, reason});
       else it->first += ", " + p.name;
