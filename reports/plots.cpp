@@ -212,6 +212,28 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
         l.label += ", spec " + short_quantity(f.spec->value, Dimension::bytes_per_second);
       roofs.push_back(l);
     }
+    // L1/shared are often known per SM only: bytes/clock/SM x SMs x SM clock, each from one source.
+    const Field& per_sm = lvl.bandwidth_per_sm;
+    if (!f.present() && per_sm.present() && g.hw.identity.sm_count > 0) {
+      for (const char* src : {"measured", "spec"}) {
+        const bool meas = std::string(src) == "measured";
+        std::optional<double> b = meas ? (per_sm.measured ? std::optional(per_sm.measured->median) : std::nullopt)
+                                       : (per_sm.spec ? std::optional(per_sm.spec->value) : std::nullopt);
+        std::optional<double> clk = meas ? (g.hw.sm_clock.measured ? std::optional(g.hw.sm_clock.measured->median) : std::nullopt)
+                                         : (g.hw.sm_clock.spec ? std::optional(g.hw.sm_clock.spec->value) : std::nullopt);
+        if (!b || !clk) continue;
+        Line l;
+        l.kind = "roof";
+        l.level = std::string(to_string(k));
+        l.source = src;
+        l.color = level_color(l.level);
+        l.value = *b * g.hw.identity.sm_count * *clk;
+        l.labelled = true;
+        l.label = upper(l.level) + " " + short_quantity(l.value, Dimension::bytes_per_second) + " (" + src + " per SM x SMs x clock)";
+        roofs.push_back(l);
+        break;  // one derived roof per level: measured if both parts are measured, else spec
+      }
+    }
   }
   if (ceilings.empty() || roofs.empty()) {
     p.missing_reason = ceilings.empty() ? "the descriptor has no compute peak" : "the descriptor has no memory bandwidth";
@@ -263,7 +285,7 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
        << "  set grid xtics ytics mxtics mytics lc rgb '#dddddd'\n"
        << "  set key bottom right box opaque font ',9'\n";
   int label_no = 1;
-  std::vector<std::pair<double, int>> ceiling_slots;
+  std::vector<std::pair<double, int>> ceiling_slots, roof_slots;
   // On screen a roof rises one decade per decade; its angle follows the plot area's aspect.
   const double decades_x = std::log10(xmax / xmin), decades_y = std::log10(ymax / ymin);
   const double roof_angle = std::atan2((p.height - 110.0) / decades_y, (p.width - 110.0) / decades_x) * 180 / std::numbers::pi;
@@ -303,9 +325,18 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
         lj["level"] = l.level;
         lj["bytes_per_s"] = l.value;
         data["roofs"].push_back(lj);
+        int slot = 0;  // roofs of near-equal bandwidth: labels further along the line
+        for (; slot < 4; ++slot) {
+          bool clash = false;
+          for (auto [v, sl] : roof_slots)
+            if (sl == slot && std::max(v, l.value) / std::min(v, l.value) < 1.6) clash = true;
+          if (!clash) break;
+        }
+        if (l.labelled) roof_slots.push_back({l.value, slot});
+        const double at = l.x0 * 1.6 * std::pow(30.0, slot);
         if (l.labelled)
-          body << "  set label " << label_no++ << " " << gp_string(l.label) << " at " << exact(l.x0 * 1.6) << ","
-               << exact(l.y0 * 1.6) << " left rotate by " << short_num(roof_angle, 3) << " offset 0,0.6 font ',8' tc rgb '"
+          body << "  set label " << label_no++ << " " << gp_string(l.label) << " at " << exact(at) << ","
+               << exact(at * l.value) << " left rotate by " << short_num(roof_angle, 3) << " offset 0,0.6 font ',8' tc rgb '"
                << l.color << "'\n";
       }
     }
@@ -339,10 +370,10 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
     add_plot("$" + name + " with points pt " + (tc ? "9" : "7") + " ps 1.4 lc rgb '" + level_color(key.second) +
              "' title " + gp_string(std::string(tc ? "TC" : "CC") + " kernels, " + upper(key.second) + "-resident"));
   }
-  // One label per (kernel, variant, level): its best efficiency, and memory- or compute-bound.
-  std::map<std::tuple<std::string, std::string, std::string>, const KernelPoint*> best;
+  // One label per (kernel, precision, variant, level): its best efficiency, and memory- or compute-bound.
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, const KernelPoint*> best;
   for (const auto& k : pts) {
-    auto& b = best[{k.kernel, k.variant, k.level}];
+    auto& b = best[{k.kernel, k.precision, k.variant, k.level}];
     if (!b || k.efficiency.value_or(0) > b->efficiency.value_or(0)) b = &k;
   }
   // Numbers beside the points, the words in a list in the empty upper left: nothing overlaps.
@@ -351,7 +382,8 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
   for (const auto& [key, k] : best) {
     ++num;
     bool tc = k->variant == "tensor_core";
-    std::string text = std::to_string(num) + ": " + k->kernel + " " + (tc ? "TC" : "CC") + " " + upper(k->level) +
+    std::string text = std::to_string(num) + ": " + k->kernel + " " + upper(k->precision) + " " + (tc ? "TC" : "CC") +
+                       " " + upper(k->level) +
                        " I=" + short_num(k->intensity, 3);
     if (k->efficiency) text += ", " + short_num(*k->efficiency * 100, 3) + "% of its bound";
     if (k->balance) text += k->intensity < *k->balance ? ", memory-bound" : ", compute-bound";
