@@ -95,7 +95,7 @@ std::string gpu_for_results(const json& j, const fs::path& path, const std::vect
 }
 
 // Inline SVG: drop the XML prolog, make ids unique per plot, let it scale with the page.
-std::string inline_svg(const std::string& svg, const std::string& prefix) {
+std::string inline_svg(const std::string& svg, const std::string& prefix, const std::string& title) {
   size_t start = svg.find("<svg");
   if (start == std::string::npos) return {};
   std::string s = svg.substr(start);
@@ -111,7 +111,8 @@ std::string inline_svg(const std::string& svg, const std::string& prefix) {
   replace_all("href='#", "href='#" + prefix + "-");
   replace_all("href=\"#", "href=\"#" + prefix + "-");
   replace_all("url(#", "url(#" + prefix + "-");
-  s.replace(0, 4, "<svg class=\"plot\" role=\"img\" aria-label=\"" + detail::html_escape(prefix) + "\"");
+  replace_all("<title>Gnuplot</title>", "<title>" + detail::html_escape(title) + "</title>");
+  s.replace(0, 4, "<svg class=\"plot\" role=\"img\" aria-label=\"" + detail::html_escape(title) + "\"");
   return s;
 }
 
@@ -376,7 +377,7 @@ ReportOutput write_report(const ReportInput& in, const fs::path& dir_in, const W
             r.out.rendered = true;
             r.out.png_width = png->width;
             r.out.png_height = png->height;
-            r.svg = inline_svg(svg, spec.name);
+            r.svg = inline_svg(svg, spec.name, spec.title);
             files.insert(spec.name + ".svg");
             files.insert(spec.name + ".png");
           } else {
