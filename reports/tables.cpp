@@ -470,9 +470,10 @@ void results_tables(const ReportInput& in, std::vector<Table>& out) {
     Table g;
     g.id = stem + "-geomeans";
     g.title = "Geometric means of CC/TC: " + who;
-    g.caption = "Geometric mean of T(CC)/T(TC) per kernel, inside and outside the L2 (the paper splits at half the L2).";
+    g.caption = "Geometric mean of the CUDA cores' speedup over tensor cores, T(TC)/T(CC), per kernel, inside and "
+                "outside the L2 (GPGPU'25 Figure 6; the split is at half the L2).";
     g.caption_note = g.notes.add(prov);
-    g.columns = {"kernel", "prec.", "side", "CC/TC geomean", "count"};
+    g.columns = {"kernel", "prec.", "side", "T(TC)/T(CC) geomean", "count"};
     for (const auto& e : j.value("geomeans", json::array())) {
       std::vector<Cell> row;
       row.push_back(label(str(e, "kernel")));

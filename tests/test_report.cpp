@@ -15,6 +15,8 @@
 #include <string>
 
 #include "model/descriptor.hpp"
+#include "model/kernel_model.hpp"
+#include "model/validation.hpp"
 #include "reports/report.hpp"
 
 namespace fs = std::filesystem;
@@ -472,4 +474,48 @@ TEST_CASE("index.html loads in headless Chromium without errors") {
   CHECK(out.find("Uncaught") == std::string::npos);
   CHECK(out.find("ERR_FILE_NOT_FOUND") == std::string::npos);
   fs::remove_all(dir);
+}
+
+TEST_CASE("results written by validate's own writer are read by the report") {
+  // The contract between validate (model/validation.hpp) and report: docs/FORMATS.md.
+  namespace v = ceiling::validation;
+  const HardwareDescriptor hw = load_descriptor(kData / "fixture-gpu.yaml");
+  const double l2 = 50.0 * 1024 * 1024;
+  v::ValidationReport rep;
+  rep.tool_version = "test";
+  rep.date = "2026-11-21T00:00:00Z";
+  rep.device.name = hw.identity.name;
+  rep.descriptor_id = hw.id;
+  rep.sm_clock_hz = 1.755e9;
+  for (double n : {1e5, 1e6, 1e9}) {
+    KernelModel k = scale_model(n, Precision::fp64);
+    for (ComputeUnit u : {ComputeUnit::cuda_core, ComputeUnit::tensor_core}) {
+      v::TimeStats t;
+      const double bound = k.traffic_bytes / 3.6e12;  // slower than any bound of this descriptor
+      t.median = bound * (u == ComputeUnit::cuda_core ? 1.3 : 1.5);
+      t.min = t.median * 0.99;
+      t.max = t.median * 1.01;
+      t.cv = 0.005;
+      t.repeats = 10;
+      rep.results.push_back(v::evaluate(hw, k, u, {{"n", n}}, t, l2, false));
+    }
+  }
+  v::summarize(rep);
+  REQUIRE(rep.speedups.size() == 3);
+  fs::path d = fresh_dir("validate-writer");
+  fs::create_directories(d);
+  v::save_report(rep, d / "fixture-gpu-validation.json");
+  ReportInput in = load_report_input({kData / "fixture-gpu.yaml"}, {d / "fixture-gpu-validation.json"});
+  REQUIRE(in.results.size() == 1);
+  CHECK(in.results[0].gpu_id == "fixture-gpu");
+  fs::path out = d / "report";
+  write_report(in, out);
+  json vt = read_json(out / "table-validation-fixture-gpu.json");
+  CHECK(vt["rows"].size() == rep.results.size());
+  json sp = read_json(out / "speedup-bound.json");
+  CHECK(sp["points"].size() == rep.speedups.size());
+  json rf = read_json(out / "roofline-fixture-gpu.json");
+  CHECK(rf["kernels"].size() == rep.results.size());
+  CHECK(fs::is_regular_file(out / "table-validation-fixture-gpu-geomeans.json"));
+  fs::remove_all(d);
 }
