@@ -161,17 +161,6 @@ int run_calibrate(const CalibrateOptions& opt) {
                 "nothing can be measured");
   return 2;
 #else
-  if (gpu::device_count() == 0) {
-    spdlog::error("calibrate: {}; nothing measured", gpu::no_gpu_reason());
-    return 2;
-  }
-  if (opt.device < 0 || opt.device >= gpu::device_count())
-    throw std::runtime_error("calibrate: --device " + std::to_string(opt.device) + " out of range (" +
-                             std::to_string(gpu::device_count()) + " device(s))");
-  CUDA_CHECK(cudaSetDevice(opt.device));
-  const gpu::DeviceInfo dev = gpu::query_device(opt.device);
-  const int cc = dev.cc_major * 10 + dev.cc_minor;
-
   // Which probes: --probes names (checked), else all (or the --quick subset).
   std::vector<const probes::ProbeInfo*> chosen;
   if (!opt.probes.empty()) {
@@ -188,6 +177,18 @@ int run_calibrate(const CalibrateOptions& opt) {
     for (const auto& p : probes::registry().all())
       if (!opt.quick || p.in_quick) chosen.push_back(&p);
   }
+
+  // A typo in --probes is reported even where no GPU is present.
+  if (gpu::device_count() == 0) {
+    spdlog::error("calibrate: {}; nothing measured", gpu::no_gpu_reason());
+    return 2;
+  }
+  if (opt.device < 0 || opt.device >= gpu::device_count())
+    throw std::runtime_error("calibrate: --device " + std::to_string(opt.device) + " out of range (" +
+                             std::to_string(gpu::device_count()) + " device(s))");
+  CUDA_CHECK(cudaSetDevice(opt.device));
+  const gpu::DeviceInfo dev = gpu::query_device(opt.device);
+  const int cc = dev.cc_major * 10 + dev.cc_minor;
 
   fs::path out = opt.out.empty() ? fs::path(id_from_name(dev.name) + ".yaml") : fs::path(opt.out);
   std::string origin;

@@ -3,6 +3,7 @@
 // results JSON (docs/FORMATS.md) to --out.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -115,10 +116,13 @@ int run_validate(const ValidateOptions& opt) {
   const size_t total = variants.size() * sizes.size();
   size_t done = 0;
   for (const auto* v : variants) {
+    std::vector<std::pair<long long, long long>> seen;  // small sweeps round to one tile shape
     for (const auto& spec : sizes) {
       ++done;
       const kernels::ProblemSize ps = spec.is_bytes ? v->size_for_bytes(spec.value)
                                                     : v->size_for_count(static_cast<long long>(spec.value));
+      if (std::find(seen.begin(), seen.end(), std::make_pair(ps.m, ps.n)) != seen.end()) continue;
+      seen.emplace_back(ps.m, ps.n);
       const KernelModel k = v->model(ps);
       if (k.working_set_bytes + 2.5 * l2 > 0.9 * static_cast<double>(free_bytes)) {
         spdlog::warn("[{}/{}] {} skipped: working set {} does not fit the free device memory", done, total, v->name(),
@@ -130,7 +134,7 @@ int run_validate(const ValidateOptions& opt) {
       mo.seed = seed++;
       const kernels::Measurement m = kernels::measure(*v, ps, mo);
       TimeStats ts{m.timing.summary.median, m.timing.summary.min, m.timing.summary.max, m.timing.summary.cv,
-                   m.timing.summary.count};
+                   m.timing.summary.count, m.launches};
       std::map<std::string, double> size;
       for (const auto& [key, val] : kernels::size_fields(*v, ps)) size[key] = val;
       KernelResult r = evaluate(hw, k, v->unit, size, ts, l2, mo.flush_l2);
@@ -138,7 +142,9 @@ int run_validate(const ValidateOptions& opt) {
       r.flagged = m.timing.flagged;
       r.flag_reason = m.timing.flag_reason;
       r.verify_error = m.check.error;
-      r.description = v->description;
+      r.description = v->description + (mo.flush_l2 ? "; cold: L2 evicted and clean before each repeat"
+                                                    : "; warm: " + std::to_string(m.launches) +
+                                                          " back-to-back launches per timed region");
       spdlog::info("[{}/{}] {} ws {} ({}): {:.2f} us, {}, eff {:.1f}%, {}", done, total, v->name(),
                    format_quantity(k.working_set_bytes, Dimension::bytes), r.memory_level, ts.median * 1e6,
                    format_quantity(r.achieved_bytes_per_s, Dimension::bytes_per_second), 100 * r.efficiency, r.verdict);

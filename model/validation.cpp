@@ -91,8 +91,10 @@ TimeBound time_bound(const HardwareDescriptor& hw, const KernelModel& k, Compute
   } catch (const std::exception& e) {
     // No compute peak for this unit/precision: the memory time alone is still a lower bound.
     b.t_memory = memory_time_s(k.traffic_bytes, b.bandwidth);
-    b.t_compute = 0;
-    b.note += std::string(b.note.empty() ? "" : "; ") + "memory-only bound (predict: " + e.what() + ")";
+    const auto peak = unit == ComputeUnit::cuda_core ? hw.peak(unit, k.precision) : std::nullopt;
+    b.t_compute = peak && *peak > 0 ? compute_time_s(k.work_flop, *peak) : 0;
+    b.note += std::string(b.note.empty() ? "" : "; ") + (b.t_compute > 0 ? "no speedup bounds" : "memory-only bound") +
+              " (predict: " + e.what() + ")";
   }
   b.time_s = std::max(b.t_memory, b.t_compute);  // Eq. 17: nothing runs faster than full overlap
   return b;
@@ -103,16 +105,22 @@ double noise_margin(double cv, int repeats) {
   return 2.0 * 1.2533 * cv / std::sqrt(static_cast<double>(repeats));
 }
 
+double measurement_margin(const TimeStats& t) {
+  const double resolution = t.median > 0 ? kEventResolutionS / (std::max(1, t.launches) * t.median) : 0;
+  return noise_margin(t.cv, t.repeats) + resolution;
+}
+
 Verdict judge_time(double efficiency, const TimeStats& t, const VerdictContext& ctx) {
   Verdict v;
-  const double margin = noise_margin(t.cv, t.repeats);
+  const double margin = measurement_margin(t);
   const std::string level = ctx.memory_level == "l2" ? "L2" : "DRAM";
   const std::string bound_text = level + " bandwidth " + bw_text(ctx.bound_bandwidth) + " (" + ctx.bandwidth_source + ")";
   if (efficiency <= 1.0 + margin) {
     v.verdict = "within-bound";
     v.reason = pct(efficiency) + " of the bound at " + bound_text;
     if (efficiency > 1.0)
-      v.reason += "; above 100% by less than the noise margin " + pct(margin) + " (cv " + pct(t.cv) + ")";
+      v.reason += "; above 100% by less than the measurement margin " + pct(margin) + " (cv " + pct(t.cv) +
+                  ", event resolution)";
     return v;
   }
   v.verdict = "beats-bound";
@@ -131,6 +139,12 @@ Verdict judge_time(double efficiency, const TimeStats& t, const VerdictContext& 
   }
   if (ctx.bandwidth_source == "spec") v.reason += "; the bound uses a spec value, calibrate the descriptor";
   return v;
+}
+
+std::string dram_pattern_for(const std::string& kernel) {
+  if (kernel == "scale") return "scale";
+  if (kernel == "gemv") return "read";  // A dominates: one read stream
+  return "";
 }
 
 KernelResult evaluate(const HardwareDescriptor& hw, const KernelModel& k, ComputeUnit unit,
@@ -163,6 +177,17 @@ KernelResult evaluate(const HardwareDescriptor& hw, const KernelModel& k, Comput
   r.speedup_limit_eq23 = b.speedup_limit_eq23;
   r.bound_note = b.note;
   r.l2_flushed = l2_flushed;
+  if (r.memory_level == "dram") {
+    const std::string pat = dram_pattern_for(r.kernel);
+    const auto lvl = hw.memory.find(MemoryLevelKind::dram);
+    if (!pat.empty() && lvl != hw.memory.end()) {
+      const auto f = lvl->second.patterns.find(pat);
+      if (f != lvl->second.patterns.end() && f->second.measured) {
+        r.dram_pattern = pat;
+        r.dram_pattern_bytes_per_s = f->second.measured->median;
+      }
+    }
+  }
   VerdictContext ctx{k.working_set_bytes, l2_bytes, b.memory_level, b.bandwidth_source, b.bandwidth,
                      r.achieved_bytes_per_s, l2_flushed};
   const Verdict v = judge_time(r.efficiency, t, ctx);
@@ -190,8 +215,7 @@ std::vector<SpeedupResult> speedups(const std::vector<KernelResult>& results) {
       s.alpha = tc.alpha;
       // Eq. 22 bounds the un-overlapped case; full overlap gives S = 1, so the top is max(1, Eq. 22).
       s.upper_bound = std::max(1.0, s.bound_eq22);
-      const double cv = std::hypot(cc.time_s.cv, tc.time_s.cv);
-      const double margin = noise_margin(cv, std::min(cc.time_s.repeats, tc.time_s.repeats));
+      const double margin = std::hypot(measurement_margin(cc.time_s), measurement_margin(tc.time_s));
       if (s.bound_eq22 <= 0) {
         s.verdict = "within-bound";
         s.verdict_reason = "no Eq. 22 bound (descriptor lacks a compute peak)";
@@ -200,7 +224,7 @@ std::vector<SpeedupResult> speedups(const std::vector<KernelResult>& results) {
         s.verdict_reason = "speedup " + num(s.measured, "%.3f") + " <= " + num(s.upper_bound, "%.3f") +
                            (s.bound_eq22 < 1 ? " (alpha " + num(s.alpha, "%.3f") + " < 1: full overlap, S = 1, is the top)"
                                              : " (Eq. 22)");
-        if (s.measured > s.upper_bound) s.verdict_reason += ", above by less than the noise margin " + pct(margin);
+        if (s.measured > s.upper_bound) s.verdict_reason += ", above by less than the measurement margin " + pct(margin);
       } else {
         s.verdict = "beats-bound";
         s.verdict_reason = "tensor-core speedup " + num(s.measured, "%.3f") + " exceeds " + num(s.upper_bound, "%.3f") +
@@ -220,7 +244,7 @@ std::vector<Geomean> geomeans(const std::vector<SpeedupResult>& s) {
     if (!(x.measured > 0)) continue;
     auto key = std::make_tuple(x.kernel, x.precision, side_of_split(x.memory_level));
     if (!groups.count(key)) order.push_back(key);
-    groups[key].push_back(1.0 / x.measured);  // T(TC)/T(CC)
+    groups[key].push_back(x.measured);  // T(CC)/T(TC)
   }
   std::vector<Geomean> out;
   for (const auto& key : order) {
@@ -228,6 +252,7 @@ std::vector<Geomean> geomeans(const std::vector<SpeedupResult>& s) {
     Geomean g;
     std::tie(g.kernel, g.precision, g.side) = key;
     g.cc_over_tc = geometric_mean(v);
+    g.cc_speedup = 1.0 / g.cc_over_tc;
     g.count = static_cast<int>(v.size());
     out.push_back(g);
   }
@@ -339,7 +364,7 @@ ojson to_json(const ValidationReport& r) {
     e["traffic_bytes"] = x.traffic_bytes;
     e["intensity"] = x.intensity;
     e["time_s"] = {{"median", x.time_s.median}, {"min", x.time_s.min}, {"max", x.time_s.max},
-                   {"cv", x.time_s.cv}, {"repeats", x.time_s.repeats}};
+                   {"cv", x.time_s.cv}, {"repeats", x.time_s.repeats}, {"launches", x.time_s.launches}};
     e["achieved_bytes_per_s"] = x.achieved_bytes_per_s;
     e["achieved_flop_per_s"] = x.achieved_flop_per_s;
     e["bound_time_s"] = x.bound_time_s;
@@ -361,6 +386,10 @@ ojson to_json(const ValidationReport& r) {
     e["flag_reason"] = x.flag_reason;
     e["verify_error"] = x.verify_error;
     e["description"] = x.description;
+    if (!x.dram_pattern.empty())
+      e["dram_pattern"] = {{"name", x.dram_pattern},
+                           {"bytes_per_s", x.dram_pattern_bytes_per_s},
+                           {"fraction", x.achieved_bytes_per_s / x.dram_pattern_bytes_per_s}};
     results.push_back(std::move(e));
   }
   j["results"] = std::move(results);
@@ -382,7 +411,8 @@ ojson to_json(const ValidationReport& r) {
   j["speedups"] = std::move(sp);
   ojson gm = ojson::array();
   for (const auto& g : r.geomeans)
-    gm.push_back({{"kernel", g.kernel}, {"precision", g.precision}, {"side", g.side}, {"cc_over_tc", g.cc_over_tc}, {"count", g.count}});
+    gm.push_back({{"kernel", g.kernel}, {"precision", g.precision}, {"side", g.side}, {"cc_over_tc", g.cc_over_tc},
+                  {"cc_speedup_over_tc", g.cc_speedup}, {"count", g.count}});
   j["geomeans"] = std::move(gm);
   ojson fits = ojson::array();
   for (const auto& f : r.overlap_fits)
@@ -462,7 +492,7 @@ ValidationReport from_json(const nlohmann::json& j) {
     const auto& t = need(e, "time_s", w);
     x.time_s = {get<double>(t, "median", w + ".time_s"), get<double>(t, "min", w + ".time_s"),
                 get<double>(t, "max", w + ".time_s"), get<double>(t, "cv", w + ".time_s"),
-                get<int>(t, "repeats", w + ".time_s")};
+                get<int>(t, "repeats", w + ".time_s"), opt<int>(t, "launches", 1)};
     x.achieved_bytes_per_s = get<double>(e, "achieved_bytes_per_s", w);
     x.achieved_flop_per_s = get<double>(e, "achieved_flop_per_s", w);
     x.bound_time_s = get<double>(e, "bound_time_s", w);
@@ -484,6 +514,10 @@ ValidationReport from_json(const nlohmann::json& j) {
     x.flag_reason = opt<std::string>(e, "flag_reason", "");
     x.verify_error = opt<double>(e, "verify_error", 0.0);
     x.description = opt<std::string>(e, "description", "");
+    if (e.contains("dram_pattern") && e["dram_pattern"].is_object()) {
+      x.dram_pattern = opt<std::string>(e["dram_pattern"], "name", "");
+      x.dram_pattern_bytes_per_s = opt<double>(e["dram_pattern"], "bytes_per_s", 0.0);
+    }
     r.results.push_back(std::move(x));
   }
   const auto& sp = need(j, "speedups", "top level");
@@ -513,6 +547,7 @@ ValidationReport from_json(const nlohmann::json& j) {
     g.precision = opt<std::string>(gm[i], "precision", "fp64");
     g.side = get<std::string>(gm[i], "side", w);
     g.cc_over_tc = get<double>(gm[i], "cc_over_tc", w);
+    g.cc_speedup = opt<double>(gm[i], "cc_speedup_over_tc", g.cc_over_tc > 0 ? 1.0 / g.cc_over_tc : 0.0);
     g.count = get<int>(gm[i], "count", w);
     r.geomeans.push_back(g);
   }
@@ -618,10 +653,10 @@ std::string format_table(const ValidationReport& r) {
     }
   }
   if (!r.geomeans.empty()) {
-    o << "\nGeometric mean of T(TC)/T(CC), CUDA cores' speedup over tensor cores (as GPGPU'25 Figure 6):\n";
+    o << "\nGeometric means per side of the L2 split (GPGPU'25 Figure 6 reports the CUDA-core speedup):\n";
     for (const auto& g : r.geomeans) {
-      std::snprintf(line, sizeof line, "  %-6s %-4s %-10s %6.3fx  (%d sizes)\n", g.kernel.c_str(), g.precision.c_str(),
-                    g.side.c_str(), g.cc_over_tc, g.count);
+      std::snprintf(line, sizeof line, "  %-6s %-4s %-10s T(CC)/T(TC) %6.3f  CUDA cores %6.3fx faster  (%d sizes)\n",
+                    g.kernel.c_str(), g.precision.c_str(), g.side.c_str(), g.cc_over_tc, g.cc_speedup, g.count);
       o << line;
     }
   }
@@ -633,6 +668,32 @@ std::string format_table(const ValidationReport& r) {
                     f.t_other_s * 1e6, f.r2, f.points, f.note.empty() ? "" : "  ", f.note.c_str());
       o << line;
     }
+  }
+  // Summary per variant: median efficiency per side, and the largest size against the calibrated
+  // DRAM pattern (issue #5 targets).
+  o << "\nSummary (median efficiency per side; largest size vs the calibrated DRAM pattern):\n";
+  std::vector<std::string> seen;
+  for (const auto& x : r.results) {
+    const std::string key = x.kernel + " " + short_unit(x.variant) + " " + x.precision;
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+    seen.push_back(key);
+    std::vector<double> in, out;
+    const KernelResult* largest = nullptr;
+    for (const auto& y : r.results) {
+      if (y.kernel != x.kernel || y.variant != x.variant || y.precision != x.precision) continue;
+      (y.memory_level == "l2" ? in : out).push_back(y.efficiency);
+      if (!largest || y.working_set_bytes > largest->working_set_bytes) largest = &y;
+    }
+    std::snprintf(line, sizeof line, "  %-16s in-l2 %6s  out-of-l2 %6s  largest %s: %s", key.c_str(),
+                  in.empty() ? "-" : pct(median(in)).c_str(), out.empty() ? "-" : pct(median(out)).c_str(),
+                  bytes_text(largest->working_set_bytes).c_str(), bw_text(largest->achieved_bytes_per_s).c_str());
+    o << line;
+    if (largest->dram_pattern_bytes_per_s > 0)
+      o << " = " << pct(largest->achieved_bytes_per_s / largest->dram_pattern_bytes_per_s) << " of calibrated "
+        << largest->dram_pattern << " " << bw_text(largest->dram_pattern_bytes_per_s);
+    else
+      o << " (no calibrated DRAM " << dram_pattern_for(x.kernel) << " pattern in the descriptor)";
+    o << "\n";
   }
   int beats = 0;
   for (const auto& x : r.results) beats += x.verdict == "beats-bound";

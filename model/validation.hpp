@@ -28,9 +28,13 @@ std::string side_of_split(const std::string& memory_level);              // "in-
 std::vector<double> default_sweep_bytes(double l2_bytes, bool quick);
 
 struct TimeStats {
-  double median = 0, min = 0, max = 0, cv = 0;
+  double median = 0, min = 0, max = 0, cv = 0;  // seconds per launch
   int repeats = 0;
+  int launches = 1;  // back-to-back launches per timed region (warm runs); times are divided by it
 };
+
+// CUDA events resolve about 0.5 us (cudaEventElapsedTime); per launch that is 0.5 us / launches.
+inline constexpr double kEventResolutionS = 0.5e-6;
 
 // The model's lower bound on a variant's time at one memory level.
 struct TimeBound {
@@ -55,6 +59,8 @@ TimeBound time_bound(const HardwareDescriptor& hw, const KernelModel& k, Compute
 // Statistical margin of a median over `repeats` samples of this spread: ~2 standard errors
 // (standard error of a median ~ 1.2533 sigma / sqrt(n)). A bound beaten by less is not a beat.
 double noise_margin(double cv, int repeats);
+// Relative margin of a measurement: noise_margin plus the event resolution relative to the time.
+double measurement_margin(const TimeStats& t);
 
 struct Verdict {
   std::string verdict;  // "within-bound" | "beats-bound"
@@ -98,7 +104,14 @@ struct KernelResult {
   std::string description;
   double alpha = 0, speedup_bound_eq22 = 0, speedup_limit_eq23 = 0;  // from the bound (TC side)
   std::string bound_note;
+  // The calibrated DRAM pattern this kernel streams like (SCALE: "scale", GEMV: "read"), for
+  // out-of-L2 sizes when the descriptor has a measured value; fraction = achieved / pattern.
+  std::string dram_pattern;
+  double dram_pattern_bytes_per_s = 0;
 };
+
+// The DRAM access pattern a kernel's traffic resembles ("scale", "read"), or "".
+std::string dram_pattern_for(const std::string& kernel);
 
 // Builds a result from one measurement: bound, efficiency = bound / median, verdict.
 KernelResult evaluate(const HardwareDescriptor& hw, const KernelModel& k, ComputeUnit unit,
@@ -127,7 +140,8 @@ struct Geomean {
   std::string kernel;
   std::string precision;
   std::string side;          // "in-l2" | "out-of-l2"
-  double cc_over_tc = 0;     // geomean of T(TC)/T(CC): CUDA cores' speedup over tensor cores (Fig. 6)
+  double cc_over_tc = 0;     // geomean of T(CC)/T(TC), the speedups' "measured" (docs/FORMATS.md)
+  double cc_speedup = 0;     // 1 / cc_over_tc: CUDA cores' speedup over tensor cores, GPGPU'25 Fig. 6
   int count = 0;
 };
 std::vector<Geomean> geomeans(const std::vector<SpeedupResult>& s);

@@ -82,7 +82,8 @@ __host__ __device__ inline double start_value(long long tid, int chain, int half
 
 template <class Tr>
 __global__ void __launch_bounds__(kThreads) fma_chains_kernel(double a_in, double b_in, int outer,
-                                                               double* out) {
+                                                               double* out, long long* clocks) {
+  const long long t0 = clock64();
   const long long tid = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const typename Tr::T a = Tr::make(a_in, a_in), b = Tr::make(b_in, b_in);
   typename Tr::T x[kChains];
@@ -96,6 +97,10 @@ __global__ void __launch_bounds__(kThreads) fma_chains_kernel(double a_in, doubl
   }
 #pragma unroll
   for (int c = 0; c < kChains; ++c) Tr::store(out + (tid * kChains + c) * 2, x[c]);
+  if (threadIdx.x == 0) {
+    clocks[2 * blockIdx.x] = t0;
+    clocks[2 * blockIdx.x + 1] = clock64();
+  }
 }
 
 template <class Tr>
@@ -115,9 +120,10 @@ void run_one(const ProbeContext& ctx, int lanes_per_sm, ProbeOutput& out, nlohma
   const int outer = ctx.quick ? 128 : 512;
   const long long steps = static_cast<long long>(outer) * kUnroll;
   gpu::DeviceBuffer<double> dout(static_cast<size_t>(threads) * kChains * 2);
+  gpu::DeviceBuffer<long long> dclk(2 * static_cast<size_t>(blocks));
   // Check first: one launch, every value of every chain against its closed form.
   CUDA_CHECK(cudaMemset(dout.data(), 0xFF, dout.bytes()));  // NaN poison: unwritten values fail
-  fma_chains_kernel<Tr><<<blocks, kThreads>>>(Tr::a, Tr::b, outer, dout.data());
+  fma_chains_kernel<Tr><<<blocks, kThreads>>>(Tr::a, Tr::b, outer, dout.data(), dclk.data());
   CUDA_CHECK_LAUNCH();
   std::vector<double> h(dout.size());
   CUDA_CHECK(cudaMemcpy(h.data(), dout.data(), dout.bytes(), cudaMemcpyDeviceToHost));
@@ -138,17 +144,24 @@ void run_one(const ProbeContext& ctx, int lanes_per_sm, ProbeOutput& out, nlohma
   opt.warmup = 2;
   opt.repeats = ctx.quick ? 5 : 15;
   const gpu::Timing t = gpu::time_kernel(
-      [&](cudaStream_t s) { fma_chains_kernel<Tr><<<blocks, kThreads, 0, s>>>(Tr::a, Tr::b, outer, dout.data()); },
+      [&](cudaStream_t s) { fma_chains_kernel<Tr><<<blocks, kThreads, 0, s>>>(Tr::a, Tr::b, outer, dout.data(), dclk.data()); },
       opt);
   const double flop = static_cast<double>(threads) * kChains * steps * Tr::flop_per_fma;
   MeasuredValue m = probes::measured_rate(t, flop, "cuda-core",
                                           std::to_string(blocks) + " blocks x " + std::to_string(kThreads) +
                                               " threads x " + std::to_string(kChains) + " chains");
+  // Blocks run in waves here (registers limit residency), so a block's clock64 span is not the
+  // run's: the clock is time_kernel's sample right after each repeat (no tensor-core load, so it
+  // stays where it ran). The spans are kept in the details as a cross-check.
+  std::vector<long long> clk(dclk.size());
+  CUDA_CHECK(cudaMemcpy(clk.data(), dclk.data(), dclk.bytes(), cudaMemcpyDeviceToHost));
+  const double run_clock_hz = t.sm_clock_hz;
+  d["block_cycles_median"] = median(block_cycles(clk, blocks));
   const double flops = m.median;
-  const double fma_per_clk_sm = flops / (2.0 * ctx.sm_count * t.sm_clock_hz);  // packed: counts lanes x2
-  const double analytic = static_cast<double>(ctx.sm_count) * lanes_per_sm * Tr::flop_per_fma * t.sm_clock_hz;
+  const double fma_per_clk_sm = flops / (2.0 * ctx.sm_count * run_clock_hz);  // packed: counts lanes x2
+  const double analytic = static_cast<double>(ctx.sm_count) * lanes_per_sm * Tr::flop_per_fma * run_clock_hz;
   d["flop_per_s"] = flops;
-  d["sm_clock_hz"] = t.sm_clock_hz;
+  d["sm_clock_hz"] = run_clock_hz;
   d["fma_per_clock_per_sm"] = fma_per_clk_sm;  // scalar FMAs (a packed HFMA2 counts 2)
   d["analytic_flop_per_s"] = analytic;
   d["fraction_of_analytic"] = flops / analytic;

@@ -37,22 +37,30 @@ int arrays_touched(StreamPattern p) {
 
 std::string LaunchConfig::str() const {
   static const char* flavors[] = {"ld/st.cs", "ld.nc.L2::256B", "ld.nc"};
-  return std::to_string(blocks_per_sm) + " blocks/SM x " + std::to_string(threads) + " threads x unroll " +
+  return (blocks_per_sm > 0 ? std::to_string(blocks_per_sm) + " blocks/SM" : std::string("grid over the array")) +
+         " x " + std::to_string(threads) + " threads x unroll " +
          std::to_string(unroll) + ", " + (flavor >= 0 && flavor < 3 ? flavors[flavor] : "?");
+}
+
+std::string LaunchConfig::l2_str() const {
+  return std::to_string(blocks_per_sm) + " blocks/SM x " + std::to_string(threads) + " threads x unroll " +
+         std::to_string(unroll) + ", " + (flavor == 0 ? "ld.cg" : "ld.nc.L1::no_allocate") + ", " +
+         (layout == 0 ? "a slice per block" : "all blocks over the whole buffer");
 }
 
 std::vector<LaunchConfig> default_stream_candidates(bool quick) {
   std::vector<LaunchConfig> c;
   if (quick) {
-    for (int f : {0, 1})
+    for (int f : {0, 2})
       for (int u : {2, 4})
-        for (int t : {512, 1024}) c.push_back({2048 / t, t, u, f});
+        for (int bps : {2, 0}) c.push_back({bps, 512, u, f});
     return c;
   }
+  // Persistent grids at half and full occupancy, and a grid covering the array (blocks_per_sm 0).
   for (int f : {0, 1, 2})
     for (int u : {1, 2, 4, 8})
       for (int t : {256, 512, 1024})
-        for (int full : {0, 1}) c.push_back({full ? 2048 / t : std::max(1, 1024 / t), t, u, f});
+        for (int bps : {std::max(1, 1024 / t), 2048 / t, 0}) c.push_back({bps, t, u, f});
   return c;
 }
 
@@ -102,13 +110,10 @@ __device__ __forceinline__ void st16(double2* p, double2 v) {
     *p = v;
 }
 
-// Persistent grid-stride loop; U independent 16-byte accesses per thread per trip, all loads
-// issued before any use.
+// U independent 16-byte accesses per thread per trip, all loads issued before any use.
 template <StreamPattern P, int U, int F>
 __global__ void stream_kernel(const double2* __restrict__ a, const double2* __restrict__ b, double2* __restrict__ c,
                               std::size_t n, double* sum) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   double acc = 0;
   auto one = [&](std::size_t j) {
     if constexpr (P == StreamPattern::read) {
@@ -126,28 +131,37 @@ __global__ void stream_kernel(const double2* __restrict__ a, const double2* __re
       st16<F>(c + j, make_double2(v.x + kScalar * w.x, v.y + kScalar * w.y));
     }
   };
-  for (; i + (U - 1) * stride < n; i += U * stride) {
+  // Each trip a block covers one contiguous chunk of blockDim * U elements (DRAM page locality).
+  const std::size_t chunk = static_cast<std::size_t>(blockDim.x) * U;
+  for (std::size_t base = blockIdx.x * chunk; base < n; base += static_cast<std::size_t>(gridDim.x) * chunk) {
+    const std::size_t j0 = base + threadIdx.x;
+    if (base + chunk > n) {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (j0 + u * blockDim.x < n) one(j0 + u * blockDim.x);
+      continue;
+    }
     if constexpr (P == StreamPattern::write) {
 #pragma unroll
-      for (int u = 0; u < U; ++u) one(i + u * stride);
+      for (int u = 0; u < U; ++u) one(j0 + u * blockDim.x);
     } else {
       double2 va[U], vb[U];
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        va[u] = ld16<F>(a + i + u * stride);
-        if constexpr (P == StreamPattern::triad) vb[u] = ld16<F>(b + i + u * stride);
+        va[u] = ld16<F>(a + j0 + u * blockDim.x);
+        if constexpr (P == StreamPattern::triad) vb[u] = ld16<F>(b + j0 + u * blockDim.x);
       }
 #pragma unroll
       for (int u = 0; u < U; ++u) {
+        const std::size_t j = j0 + u * blockDim.x;
         if constexpr (P == StreamPattern::read) acc += va[u].x + va[u].y;
-        if constexpr (P == StreamPattern::copy) st16<F>(c + i + u * stride, va[u]);
-        if constexpr (P == StreamPattern::scale) st16<F>(c + i + u * stride, make_double2(kScalar * va[u].x, kScalar * va[u].y));
+        if constexpr (P == StreamPattern::copy) st16<F>(c + j, va[u]);
+        if constexpr (P == StreamPattern::scale) st16<F>(c + j, make_double2(kScalar * va[u].x, kScalar * va[u].y));
         if constexpr (P == StreamPattern::triad)
-          st16<F>(c + i + u * stride, make_double2(va[u].x + kScalar * vb[u].x, va[u].y + kScalar * vb[u].y));
+          st16<F>(c + j, make_double2(va[u].x + kScalar * vb[u].x, va[u].y + kScalar * vb[u].y));
       }
     }
   }
-  for (; i < n; i += stride) one(i);
   if constexpr (P == StreamPattern::read) {
     for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffU, acc, o);
     if ((threadIdx.x & 31) == 0 && acc != 0) atomicAdd(sum, acc);
@@ -206,14 +220,17 @@ int sms_now() {
 }
 
 // Blocks per SM actually possible for this kernel and block size; 0 if the size is refused.
+// Blocks per SM actually possible (wanted 0 = grid over the array: kept when one block fits);
+// -1 if this block size cannot run at all.
 template <class K>
 int fit_blocks(K kernel, int threads, int wanted) {
   int n = 0;
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, 0) != cudaSuccess) {
     cudaGetLastError();
-    return 0;
+    return -1;
   }
-  return std::min(n, wanted);
+  if (n < 1) return -1;
+  return wanted == 0 ? 0 : std::min(n, wanted);
 }
 
 // Times every candidate briefly, then the best one with the full options.
@@ -232,7 +249,7 @@ BandwidthResult search_and_time(const std::vector<LaunchConfig>& candidates, dou
   std::map<std::string, bool> seen;
   for (LaunchConfig cfg : candidates) {
     cfg.blocks_per_sm = fit(cfg);
-    if (cfg.blocks_per_sm < 1 || seen[cfg.str()]) continue;
+    if (cfg.blocks_per_sm < 0 || seen[cfg.str()]) continue;
     seen[cfg.str()] = true;
     r.tried.push_back(cfg);
     const auto t = gpu::time_kernel([&](cudaStream_t s) { launch(cfg, s); }, quick_opt);
@@ -256,22 +273,39 @@ __global__ void init_words(uint4* w, std::size_t n) {
     w[i] = make_uint4(l2_word(4 * i), l2_word(4 * i + 1), l2_word(4 * i + 2), l2_word(4 * i + 3));
 }
 
-template <int U>
+template <int F>
+__device__ __forceinline__ uint4 l2_load(const uint4* p) {
+  if constexpr (F == 0) {
+    return __ldcg(p);
+  } else {
+    uint4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+  }
+}
+
+// Layout 0: each block re-reads its own contiguous slice (lines stay in the L2 partition next
+// to its SM, so the whole L2 holds the buffer). Layout 1: every block strides over the whole
+// buffer (each line read by all SMs).
+template <int U, int F, int L>
 __global__ void l2_kernel(const uint4* __restrict__ w, std::size_t n, int passes, unsigned long long* sum) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  const std::size_t tid = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  const std::size_t lo = L == 0 ? n * blockIdx.x / gridDim.x : blockIdx.x * static_cast<std::size_t>(blockDim.x);
+  const std::size_t hi = L == 0 ? n * (blockIdx.x + 1) / gridDim.x : n;
+  const std::size_t step = L == 0 ? blockDim.x : static_cast<std::size_t>(gridDim.x) * blockDim.x;
   unsigned long long acc = 0;
   for (int pass = 0; pass < passes; ++pass) {
-    std::size_t i = tid;
-    for (; i + (U - 1) * stride < n; i += U * stride) {
+    std::size_t j = lo + threadIdx.x;
+    for (; j + (U - 1) * step < hi; j += U * step) {
       uint4 v[U];
 #pragma unroll
-      for (int u = 0; u < U; ++u) v[u] = __ldcg(w + i + u * stride);
+      for (int u = 0; u < U; ++u) v[u] = l2_load<F>(w + j + u * step);
 #pragma unroll
       for (int u = 0; u < U; ++u) acc += static_cast<unsigned long long>(v[u].x) + v[u].y + v[u].z + v[u].w;
     }
-    for (; i < n; i += stride) {
-      const uint4 v = __ldcg(w + i);
+    for (; j < hi; j += step) {
+      const uint4 v = l2_load<F>(w + j);
       acc += static_cast<unsigned long long>(v.x) + v.y + v.z + v.w;
     }
   }
@@ -280,14 +314,21 @@ __global__ void l2_kernel(const uint4* __restrict__ w, std::size_t n, int passes
 }
 
 using L2Fn = void (*)(const uint4*, std::size_t, int, unsigned long long*);
-L2Fn l2_fn(int unroll) {
+template <int F, int L>
+L2Fn l2_fn_u(int unroll) {
   switch (unroll) {
-    case 1: return l2_kernel<1>;
-    case 2: return l2_kernel<2>;
-    case 4: return l2_kernel<4>;
-    case 8: return l2_kernel<8>;
+    case 1: return l2_kernel<1, F, L>;
+    case 2: return l2_kernel<2, F, L>;
+    case 4: return l2_kernel<4, F, L>;
+    case 8: return l2_kernel<8, F, L>;
   }
   throw std::invalid_argument("l2: unroll must be 1, 2, 4 or 8");
+}
+L2Fn l2_fn(const LaunchConfig& c) {
+  if (c.flavor < 0 || c.flavor > 1 || c.layout < 0 || c.layout > 1)
+    throw std::invalid_argument("l2: flavor and layout must be 0 or 1");
+  if (c.layout == 0) return c.flavor == 0 ? l2_fn_u<0, 0>(c.unroll) : l2_fn_u<1, 0>(c.unroll);
+  return c.flavor == 0 ? l2_fn_u<0, 1>(c.unroll) : l2_fn_u<1, 1>(c.unroll);
 }
 
 // ---- per-SM L1 / shared: one 1024-thread block per SM, 16-byte loads, clock64 per block ----
@@ -427,7 +468,10 @@ BandwidthResult stream_bandwidth(StreamPattern p, std::size_t elements, const st
   long long launches = 0;
   bool counting = false;
   auto launch = [&](const LaunchConfig& cfg, cudaStream_t s) {
-    stream_fn(p, cfg)<<<cfg.blocks_per_sm * sms, cfg.threads, 0, s>>>(a.data(), b.data(), c.data(), elements,
+    const std::size_t chunk = static_cast<std::size_t>(cfg.threads) * cfg.unroll;
+    const unsigned blocks = cfg.blocks_per_sm > 0 ? static_cast<unsigned>(cfg.blocks_per_sm * sms)
+                                                  : static_cast<unsigned>((elements + chunk - 1) / chunk);
+    stream_fn(p, cfg)<<<blocks, cfg.threads, 0, s>>>(a.data(), b.data(), c.data(), elements,
                                                                              sum.data());
     if (counting) ++launches;
   };
@@ -478,10 +522,10 @@ BandwidthResult l2_bandwidth(std::size_t buffer_bytes, int passes, const std::ve
   long long launches = 0;
   bool counting = false;
   auto launch = [&](const LaunchConfig& cfg, cudaStream_t s) {
-    l2_fn(cfg.unroll)<<<cfg.blocks_per_sm * sms, cfg.threads, 0, s>>>(w.data(), n, passes, sum.data());
+    l2_fn(cfg)<<<cfg.blocks_per_sm * sms, cfg.threads, 0, s>>>(w.data(), n, passes, sum.data());
     if (counting) ++launches;
   };
-  auto fit = [&](const LaunchConfig& cfg) { return fit_blocks(l2_fn(cfg.unroll), cfg.threads, cfg.blocks_per_sm); };
+  auto fit = [&](const LaunchConfig& cfg) { return fit_blocks(l2_fn(cfg), cfg.threads, cfg.blocks_per_sm); };
   auto before_final = [&] {
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemset(sum.data(), 0, sizeof(unsigned long long)));

@@ -202,8 +202,9 @@ ProbeOutput run_pchase(const ProbeContext& ctx) {
   }
   std::vector<SweepPoint> cg_fine;
   const auto cg_knees = knees_of(cg);
-  // The L2 knee is the one with the largest step (to DRAM); a knee before it, at >= 1/4 of its
-  // footprint, is the far half of a partitioned L2.
+  // One SM's loads are cached in its own L2 partition: the first big step of this sweep is the
+  // part of the L2 one SM can hit (about half on a partitioned L2; the whole L2 is measured by
+  // l2-bandwidth with every SM reading its own slice).
   int l2_idx = -1;
   for (std::size_t i = 0; i < cg_knees.size(); ++i)
     if (l2_idx < 0 || cg_knees[i].level_after - cg_knees[i].level_before >
@@ -213,24 +214,9 @@ ProbeOutput run_pchase(const ProbeContext& ctx) {
     const Knee& k = cg_knees[l2_idx];
     mem::ChaseSpec spec{mem::ChaseMode::cg, 0, 32, cg_steps};
     const std::size_t cap = refine_knee(chase, spec, k, cg[k.index + 1].footprint, false, cg_steps, cg_fine, 0.075);
-    out.fields.push_back({"memory.l2.capacity", capacity_bytes(static_cast<double>(cap), k, "ld.cg sweep", clock)});
-    knees_json.push_back({{"name", "l2"}, {"bytes", cap}});
-    for (int i = l2_idx - 1; i >= 0; --i) {
-      const Knee& f = cg_knees[i];
-      if (f.footprint < k.footprint / 4) break;
-      const std::size_t fcap = refine_knee(chase, spec, f, cg[f.index + 1].footprint, false, cg_steps, cg_fine, 0.075);
-      out.fields.push_back({"memory.l2.extra.far_half_capacity",
-                            capacity_bytes(static_cast<double>(fcap), f, "near half of the L2, ld.cg sweep", clock)});
-      knees_json.push_back({{"name", "l2_far_half"}, {"bytes", fcap}});
-      // Far-half latency: a chase in the middle of the far plateau, repeated.
-      const std::size_t mid = (f.index + 1 + k.index) / 2;
-      mem::ChaseSpec far{mem::ChaseMode::cg, cg[mid].footprint, 32, quick ? 8192 : 32768};
-      out.fields.push_back({"memory.l2.extra.far_half_latency",
-                            repeated_latency(chase, far, repeats,
-                                             "ld.cg chase, " + std::to_string(far.footprint_bytes >> 10) +
-                                                 " KiB ring (between the near-half and L2 knees), warm L2")});
-      break;
-    }
+    out.fields.push_back({"memory.l2.extra.near_half_capacity",
+                          capacity_bytes(static_cast<double>(cap), k, "L2 one SM can hit, ld.cg sweep warmed by that SM", clock)});
+    knees_json.push_back({{"name", "l2_near_half"}, {"bytes", cap}});
   } else {
     spdlog::warn("pchase-latency: no L2 knee in the ld.cg sweep");
   }
@@ -313,25 +299,100 @@ ProbeOutput run_l2(const ProbeContext& ctx) {
   gpu::TimingOptions opt;
   opt.warmup = 2;
   opt.repeats = ctx.quick ? 10 : 20;
-  std::vector<mem::LaunchConfig> cands;
-  for (int u : ctx.quick ? std::vector<int>{4} : std::vector<int>{2, 4, 8})
-    for (int t : ctx.quick ? std::vector<int>{512, 1024} : std::vector<int>{256, 512, 1024}) cands.push_back({2048 / t, t, u});
+  std::vector<mem::LaunchConfig> cands, slice_cands;
+  for (int layout : {0, 1})
+    for (int f : {0, 1})
+      for (int u : ctx.quick ? std::vector<int>{4} : std::vector<int>{2, 4, 8})
+        for (int t : ctx.quick ? std::vector<int>{512} : std::vector<int>{256, 512, 1024})
+          for (int bps : {1024 / t, 2048 / t}) {
+            cands.push_back({std::max(1, bps), t, u, f, layout});
+            // ld.nc's lines leave the L2 sooner under pressure (seen on H200): ld.cg for capacity.
+            if (layout == 0 && f == 0) slice_cands.push_back(cands.back());
+          }
   json runs = json::array();
   MeasuredValue best;
-  // Footprints at most half the L2; a quarter leaves room for the hashing of both halves.
+  mem::LaunchConfig best_cfg;
+  // Bandwidth: footprints of at most half the L2, every SM re-reading its slice.
   const std::vector<double> fractions = ctx.quick ? std::vector<double>{0.25} : std::vector<double>{0.125, 0.25, 0.5};
   for (std::size_t i = 0; i < fractions.size(); ++i) {
     const std::size_t buf = round_down(l2 * fractions[i], 1 << 16);
-    const int passes = std::max(1, static_cast<int>(2 * GiB / static_cast<double>(buf)));
-    report(ctx, static_cast<double>(i) / fractions.size(), "l2 " + std::to_string(buf >> 20) + " MiB");
+    const int passes = std::max(2, static_cast<int>(2 * GiB / static_cast<double>(buf)));
+    report(ctx, 0.5 * i / fractions.size(), "l2 " + std::to_string(buf >> 20) + " MiB");
     const auto r = mem::l2_bandwidth(buf, passes, cands, opt, ctx.quick ? 3 : 5);
-    const std::string note = "ld.cg re-reads of " + std::to_string(buf >> 10) + " KiB by all SMs, " + r.config.str();
+    const std::string note = "re-reads of " + std::to_string(buf >> 10) + " KiB by all SMs, " + r.config.l2_str();
     const MeasuredValue m = measured_rate(r.timing, r.bytes_per_run, "l2-bandwidth", note);
-    runs.push_back({{"buffer_bytes", buf}, {"passes", passes}, {"bytes_per_s", m.median}, {"config", r.config.str()}, {"cv", m.cv}});
+    runs.push_back({{"buffer_bytes", buf}, {"passes", passes}, {"bytes_per_s", m.median}, {"config", r.config.l2_str()}, {"cv", m.cv}});
     if (m.median > best.median) best = m;
+    // The capacity sweep needs lines that stay next to the SM reading them: a slice per block,
+    // configured as the best slice layout on the largest buffer.
+    if (i + 1 == fractions.size()) {
+      best_cfg = r.config;
+      if (r.config.layout != 0 || r.config.flavor != 0) {
+        gpu::TimingOptions o2 = opt;
+        o2.repeats = 3;
+        best_cfg = mem::l2_bandwidth(buf, passes, slice_cands, o2, ctx.quick ? 2 : 3).config;
+      }
+    }
   }
   out.fields.push_back({"memory.l2.bandwidth", best});
-  out.details = {{"runs", runs}};
+
+  // Capacity: the same re-reads over growing buffers; time per byte steps up once the buffer
+  // no longer fits both L2 partitions.
+  json cap_sweep = json::array();
+  std::vector<SweepPoint> pts;
+  gpu::TimingOptions sopt;
+  sopt.warmup = 1;
+  sopt.repeats = ctx.quick ? 3 : 5;
+  sopt.max_retries = 0;
+  auto measure = [&](std::size_t buf) {
+    const int passes = std::max(2, static_cast<int>(GiB / static_cast<double>(buf)));
+    const auto r = mem::l2_bandwidth(buf, passes, {best_cfg}, sopt, 1);
+    const double bw = r.bytes_per_run / r.timing.summary.median;
+    cap_sweep.push_back({{"buffer_bytes", buf}, {"bytes_per_s", bw}, {"ps_per_byte", 1e12 / bw}});
+    return 1e12 / bw;
+  };
+  // From L2/2: smaller slices run below the L2 plateau and would blur it.
+  const auto fps = footprints(l2 / 2, 4 * l2, ctx.quick ? 3 : 4, 1 << 16);
+  for (std::size_t i = 0; i < fps.size(); ++i) {
+    pts.push_back({fps[i], measure(fps[i]), 0});
+    report(ctx, 0.5 + 0.4 * (i + 1) / fps.size(), "l2 capacity sweep " + std::to_string(fps[i] >> 20) + " MiB");
+  }
+  const auto knees = knees_of(pts, 0.15, 0.1);
+  json knee_json = nullptr;
+  if (!knees.empty() && knees.front().index + 1 < pts.size()) {
+    const Knee& k = knees.front();
+    // Fine points between the plateau's last point and the next one.
+    const double lo = k.footprint, hi = static_cast<double>(pts[k.index + 1].footprint);
+    std::vector<SweepPoint> fine{pts[k.index]};
+    for (int j = 1; j < 8; ++j) {
+      const std::size_t f = round_down(lo + (hi - lo) * j / 8.0, 1 << 16);
+      fine.push_back({f, measure(f), 0});
+    }
+    fine.push_back(pts[k.index + 1]);
+    // Capacity: where the time per byte crosses half-way from the L2 plateau to the next level
+    // (a replacement policy that is not exact LRU blurs the step; its middle is the size).
+    const double mid = 0.5 * (k.level_before + k.level_after);
+    double cap = fine.back().footprint, plateau_end = lo;
+    for (std::size_t j = 1; j < fine.size(); ++j) {
+      if (fine[j].cycles <= k.level_before * 1.075) plateau_end = static_cast<double>(fine[j].footprint);
+      if (fine[j - 1].cycles < mid && fine[j].cycles >= mid) {
+        const double t = (mid - fine[j - 1].cycles) / (fine[j].cycles - fine[j - 1].cycles);
+        cap = static_cast<double>(fine[j - 1].footprint) + t * static_cast<double>(fine[j].footprint - fine[j - 1].footprint);
+        break;
+      }
+    }
+    const double v[1] = {std::round(cap / 65536) * 65536};
+    char note[300];
+    std::snprintf(note, sizeof note,
+                  "buffer where the time per byte is half-way from L2 (%.3f ps/B) to the next level (%.3f ps/B), every SM "
+                  "re-reading its own slice; last buffer on the L2 plateau %.1f MiB",
+                  k.level_before, k.level_after, plateau_end / MiB);
+    out.fields.push_back({"memory.l2.capacity", measured_from_samples(v, "l2-bandwidth", best.sm_clock_hz, false, note)});
+    knee_json = {{"name", "l2"}, {"bytes", v[0]}, {"plateau_end_bytes", plateau_end}};
+  } else {
+    spdlog::warn("l2-bandwidth: no capacity knee between {:.0f} and {:.0f} MiB", l2 / 2 / MiB, 4 * l2 / MiB);
+  }
+  out.details = {{"runs", runs}, {"capacity_sweep", cap_sweep}, {"knee", knee_json}};
   report(ctx, 1.0, "done");
   return out;
 }
@@ -376,8 +437,7 @@ const Registrar reg_pchase{ProbeInfo{
     "Pointer-chase latency of L1 (ld.ca), shared, L2 (ld.cg), DRAM; footprint and page-stride sweeps with capacity knees",
     {{"mode", {"ca", "cg", "shared", "tlb"}}, {"footprint", {"4 KiB .. >= 4x L2 (log-spaced)"}}, {"stride", {"32 B", "2 MiB (tlb)"}}},
     {"memory.l1.latency", "memory.shared.latency", "memory.l2.latency", "memory.dram.latency", "memory.l1.capacity",
-     "memory.l2.capacity", "memory.l2.extra.far_half_capacity", "memory.l2.extra.far_half_latency",
-     "memory.dram.extra.tlb_reach"},
+     "memory.l2.extra.near_half_capacity", "memory.dram.extra.tlb_reach"},
     80, true, run_pchase}};
 
 const Registrar reg_dram{ProbeInfo{
@@ -387,9 +447,11 @@ const Registrar reg_dram{ProbeInfo{
      "memory.dram.patterns.scale", "memory.dram.patterns.triad"},
     80, true, run_dram}};
 
-const Registrar reg_l2{ProbeInfo{"l2-bandwidth", "memory", "L2 bandwidth: every SM re-reading a buffer of <= half the L2 (ld.cg)",
-                                 {{"buffer", {"L2/8", "L2/4", "L2/2"}}, {"threads", {"256", "512", "1024"}}, {"unroll", {"2", "4", "8"}}},
-                                 {"memory.l2.bandwidth"}, 80, true, run_l2}};
+const Registrar reg_l2{ProbeInfo{"l2-bandwidth", "memory",
+                                 "L2 bandwidth (every SM re-reading its slice of <= half the L2, ld.cg) and L2 capacity "
+                                 "(the same over buffers of L2/4 .. 4x L2)",
+                                 {{"buffer", {"L2/8", "L2/4", "L2/2", "sweep L2/4 .. 4x L2"}}, {"threads", {"256", "512", "1024"}}, {"unroll", {"2", "4", "8"}}},
+                                 {"memory.l2.bandwidth", "memory.l2.capacity"}, 80, true, run_l2}};
 
 const Registrar reg_l1{ProbeInfo{"l1-bandwidth", "memory", "L1 bytes per clock per SM (16-byte ld.ca hits, 1024 threads per SM)",
                                  {{"window", {"32 KiB"}}}, {"memory.l1.bandwidth_per_sm", "memory.l1.bandwidth"}, 80, true,

@@ -63,7 +63,11 @@ struct LaunchConfig {
   // Stream kernels: 0 = ld/st .cs (evict-first), 1 = ld.nc with an L2 256-byte prefetch hint and
   // plain stores, 2 = plain ld.nc / st.
   int flavor = 0;
-  std::string str() const;
+  // L2 kernel: 0 = each block re-reads its own slice, 1 = every block strides over the whole
+  // buffer (lines shared by all SMs). L2 flavors: 0 = ld.cg, 1 = ld.nc.L1::no_allocate.
+  int layout = 0;
+  std::string str() const;     // stream kernels
+  std::string l2_str() const;  // L2 kernel
 };
 
 struct BandwidthResult {
@@ -78,7 +82,8 @@ struct BandwidthResult {
 BandwidthResult stream_bandwidth(StreamPattern p, std::size_t elements, const std::vector<LaunchConfig>& candidates,
                                  const gpu::TimingOptions& opt, int search_repeats = 5);
 
-// All SMs re-reading a buffer of `buffer_bytes` with ld.cg, `passes` times per launch.
+// All SMs re-reading a buffer of `buffer_bytes` with ld.cg, `passes` times per launch; each block
+// re-reads its own slice (so each line lives in the L2 partition next to the SM reading it).
 BandwidthResult l2_bandwidth(std::size_t buffer_bytes, int passes, const std::vector<LaunchConfig>& candidates,
                              const gpu::TimingOptions& opt, int search_repeats = 5);
 

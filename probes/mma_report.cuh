@@ -9,30 +9,9 @@
 
 namespace ceiling::probes::compute {
 
-inline const char* precision_name(Precision p) {
-  switch (p) {
-    case Precision::fp64: return "fp64";
-    case Precision::fp32: return "fp32";
-    case Precision::tf32: return "tf32";
-    case Precision::fp16: return "fp16";
-    case Precision::bf16: return "bf16";
-    case Precision::fp8: return "fp8";
-    case Precision::int8: return "int8";
-    case Precision::int4: return "int4";
-    case Precision::int32: return "int32";
-  }
-  return "?";
-}
+inline std::string precision_name(Precision p) { return std::string(to_string(p)); }
 
-// Same spelling as TensorInstruction::key() (kept here so probes do not need the model's .cpp).
-inline std::string instruction_key(const TensorInstruction& t) {
-  std::string k = t.api + "." + t.shape + "." + precision_name(t.input);
-  if (!t.input_detail.empty()) k += "_" + t.input_detail;
-  k += std::string(".") + precision_name(t.accumulate);
-  if (!t.operand_a.empty()) k += "." + t.operand_a;
-  if (t.sparse) k += ".sp";
-  return k;
-}
+inline std::string instruction_key(const TensorInstruction& t) { return t.key(); }
 
 inline nlohmann::json measured_json(const MeasuredValue& m) {
   return {{"median", m.median}, {"min", m.min}, {"max", m.max}, {"repeats", m.repeats}, {"cv", m.cv},

@@ -21,6 +21,9 @@ __device__ __forceinline__ double combine(double x, double y) { return x + y; }
 __device__ __forceinline__ float combine(float x, float y) { return x + y; }
 __device__ __forceinline__ uint32_t combine(uint32_t x, uint32_t y) { return x ^ y; }
 
+template <class Op>
+inline constexpr bool kVaryOperands = Op::a_elem == Elem::e4m3 || Op::a_elem == Elem::e5m2;
+
 // One mma on fragments loaded per lane; d holds C on entry. 32 threads.
 template <class Op>
 __global__ void mma_check_kernel(const typename Op::AReg* a, const typename Op::AReg* b,
@@ -54,12 +57,29 @@ __global__ void mma_loop_kernel(const typename Op::AReg* a, const typename Op::A
 #pragma unroll
   for (int i = 0; i < ILP; ++i)
 #pragma unroll
-    for (int r = 0; r < Op::NC; ++r) acc[i][r] = typename Op::CReg(0);
+    for (int r = 0; r < Op::NC; ++r) acc[i][r] = typename Op::CReg(i);
+  // Distinct starts per chain: ptxas lowers some mma (s4, fp8 on sm_90) to other instructions
+  // and would merge chains that compute the same values.
   __syncthreads();
   const long long t0 = clock64();
+  uint32_t seed = threadIdx.x;
   for (int it = 0; it < iters; ++it) {
+    if constexpr (kVaryOperands<Op>) seed = seed * 1664525u + 1013904223u;  // LCG: new bits per round
 #pragma unroll
-    for (int i = 0; i < ILP; ++i) Op::mma(acc[i], ar, br);
+    for (int i = 0; i < ILP; ++i) {
+      if constexpr (kVaryOperands<Op>) {
+        // sm_90 has no FP8 mma: ptxas computes A*B with HMMA into zero and adds it with FADD,
+        // so a loop-invariant product would be hoisted out of the loop. A new A per mma (low
+        // mantissa bits of each byte from the LCG: values stay finite) stops it.
+        typename Op::AReg av[Op::NA];
+#pragma unroll
+        for (int r = 0; r < Op::NA; ++r) av[r] = ar[r];
+        av[0] ^= (seed >> i) & 0x03030303u;
+        Op::mma(acc[i], av, br);
+      } else {
+        Op::mma(acc[i], ar, br);
+      }
+    }
   }
   __syncthreads();
   const long long t1 = clock64();
@@ -92,6 +112,7 @@ struct MmaRunner {
   // (ilp, warps, blocks, iters) -> per-block cycles; also the launch for event timing
   std::function<std::vector<double>(int, int, int, int)> run_cycles;
   std::function<void(int, int, int, int, cudaStream_t)> launch;
+  std::function<int(int)> max_warps;  // per ILP: what the kernel's register use allows per block
 };
 
 template <class Op>
@@ -262,6 +283,16 @@ MmaRunner make_runner(const std::string& sass, int min_cc) {
       default: throw std::invalid_argument("mma probe: ILP must be 1, 2, 4 or 8");
     }
   };
+  r.max_warps = [](int ilp) {
+    cudaFuncAttributes a{};
+    switch (ilp) {
+      case 1: CUDA_CHECK(cudaFuncGetAttributes(&a, mma_loop_kernel<Op, 1>)); break;
+      case 2: CUDA_CHECK(cudaFuncGetAttributes(&a, mma_loop_kernel<Op, 2>)); break;
+      case 4: CUDA_CHECK(cudaFuncGetAttributes(&a, mma_loop_kernel<Op, 4>)); break;
+      default: CUDA_CHECK(cudaFuncGetAttributes(&a, mma_loop_kernel<Op, 8>)); break;
+    }
+    return a.maxThreadsPerBlock / 32;
+  };
   r.run_cycles = [state, launch = r.launch](int ilp, int warps, int blocks, int iters) {
     launch(ilp, warps, blocks, iters, nullptr);
     CUDA_CHECK_LAUNCH();
@@ -277,10 +308,10 @@ MmaRunner make_runner(const std::string& sass, int min_cc) {
 // The instruction table: SASS as seen with cuobjdump on this build for sm_90 (sass_check.sh).
 std::vector<MmaRunner> runners() {
   std::vector<MmaRunner> v;
-  v.push_back(make_runner<F64_m8n8k4>("DMMA.884", 80));
-  v.push_back(make_runner<F64_m16n8k4>("DMMA.1684", 90));
-  v.push_back(make_runner<F64_m16n8k8>("DMMA.1688", 90));
-  v.push_back(make_runner<F64_m16n8k16>("DMMA.16816", 90));
+  v.push_back(make_runner<F64_m8n8k4>("DMMA.8x8x4", 80));
+  v.push_back(make_runner<F64_m16n8k4>("DMMA.16x8x4", 90));
+  v.push_back(make_runner<F64_m16n8k8>("DMMA.16x8x8", 90));
+  v.push_back(make_runner<F64_m16n8k16>("DMMA.16x8x16", 90));
   v.push_back(make_runner<F16F16_m16n8k8>("HMMA.1688.F16", 80));
   v.push_back(make_runner<F16F16_m16n8k16>("HMMA.16816.F16", 80));
   v.push_back(make_runner<F16F32_m16n8k8>("HMMA.1688.F32", 80));
@@ -291,10 +322,10 @@ std::vector<MmaRunner> runners() {
   v.push_back(make_runner<TF32_m16n8k8>("HMMA.1688.F32.TF32", 80));
   v.push_back(make_runner<S8_m16n8k16>("IMMA.16816.S8.S8", 80));
   v.push_back(make_runner<S8_m16n8k32>("IMMA.16832.S8.S8", 80));
-  v.push_back(make_runner<S4_m16n8k32>("IMAD (emulated on sm_90)", 80));
-  v.push_back(make_runner<S4_m16n8k64>("IMAD (emulated on sm_90)", 80));
-  v.push_back(make_runner<E4M3_m16n8k32>("HMMA.16832.F32.E4M3", 89));
-  v.push_back(make_runner<E5M2_m16n8k32>("HMMA.16832.F32.E5M2", 89));
+  v.push_back(make_runner<S4_m16n8k32>("CALL to a subroutine: s4 unpacked to s8 (IMAD.SHL/IMAD.U32), IMMA.16816.S8.S8", 80));
+  v.push_back(make_runner<S4_m16n8k64>("CALL to a subroutine: s4 unpacked to s8 (IMAD.SHL/IMAD.U32), 2x IMMA.16832.S8.S8", 80));
+  v.push_back(make_runner<E4M3_m16n8k32>("F2FP.F16.E4M3.UNPACK_B, 2x HMMA.16816.F32 (into zero), FADD into C", 89));
+  v.push_back(make_runner<E5M2_m16n8k32>("F2FP.F16.E5M2.UNPACK_B, 2x HMMA.16816.F32 (into zero), FADD into C", 89));
   return v;
 }
 
@@ -351,6 +382,7 @@ ProbeOutput run_mma(const ProbeContext& ctx) {
     std::vector<std::tuple<int, int, double>> pts;
     for (int w : warps_axis)
       for (int i : ilps) {
+        if (w > r.max_warps(i)) continue;  // registers per thread x threads exceed the SM's file
         const double f = sweep_point(r, i, w, ctx.sm_count);
         pts.emplace_back(w, i, f);
         grid.push_back({{"instruction", key}, {"warps", w}, {"ilp", i}, {"fma_per_clock_per_sm", f},
@@ -374,11 +406,15 @@ ProbeOutput run_mma(const ProbeContext& ctx) {
     const double fma_total = r.fma_per_mma * best_i * best_w * static_cast<double>(iters) * ctx.sm_count;
     const std::string note = "warps " + std::to_string(best_w) + ", ILP " + std::to_string(best_i) +
                              ", one block per SM, " + std::to_string(ctx.sm_count) + " SMs";
-    ti.throughput.measured = probes::measured_rate(t, 2.0 * fma_total, "mma", note);
     const auto c = r.run_cycles(best_i, best_w, ctx.sm_count, iters);
+    // SM clock during the run: clock64 cycles over event time (the post-run sample reads high
+    // when the tensor cores pull the clock down under load).
+    const double run_clock_hz = median(c) / t.summary.median;
+    ti.throughput.measured = probes::measured_rate(t, 2.0 * fma_total, "mma", note);
+    ti.throughput.measured->sm_clock_hz = run_clock_hz;
     std::vector<double> per_sm;
     for (double x : c) per_sm.push_back(fma_total / ctx.sm_count / x);
-    ti.fma_per_clock_per_sm.measured = probes::measured_from_samples(per_sm, "mma", t.sm_clock_hz, t.flagged,
+    ti.fma_per_clock_per_sm.measured = probes::measured_from_samples(per_sm, "mma", run_clock_hz, t.flagged,
                                                                      note + "; spread over SMs");
     out.instructions.push_back(ti);
     const double flops = ti.throughput.measured->median;

@@ -160,6 +160,7 @@ struct WgmmaRunner {
   std::function<std::vector<double>(int wgs, int blocks, int iters, bool wait_each)> run_cycles;
   std::function<void(int wgs, int blocks, int iters, cudaStream_t)> launch;
   std::function<bool()> wrong_image;  // the plain sm_90 image ran
+  std::function<std::string()> descriptor;  // LBO/SBO as used after the check
 };
 
 template <class W, bool RS>
@@ -234,6 +235,9 @@ WgmmaRunner make_wg(const std::string& sass) {
     std::vector<long long> c(2 * blocks);
     CUDA_CHECK(cudaMemcpy(c.data(), s.clocks.data(), c.size() * sizeof(long long), cudaMemcpyDeviceToHost));
     return block_cycles(c, blocks);
+  };
+  r.descriptor = [st] {
+    return "lbo " + std::to_string(st->lbo) + " B, sbo " + std::to_string(st->sbo) + " B";
   };
   r.wrong_image = [st] {
     int f = 0;
@@ -347,7 +351,7 @@ ProbeOutput run_wgmma(const ProbeContext& ctx) {
       checks.push_back({{"instruction", key}, {"check", "failed"}, {"error", *err}});
       continue;
     }
-    checks.push_back({{"instruction", key}, {"check", "passed"}});
+    checks.push_back({{"instruction", key}, {"check", "passed"}, {"descriptor", r.descriptor()}});
     // Latency: one warpgroup, wait for each wgmma; five repeats.
     r.load(1, rng);
     std::vector<double> lat;
@@ -392,15 +396,20 @@ ProbeOutput run_wgmma(const ProbeContext& ctx) {
       std::vector<double> per_sm;
       for (double x : c) per_sm.push_back(fma_total / ctx.sm_count / x);
       const std::string what = kind == 2 ? "zero" : "random";
-      dj[what] = {{"flop_per_s", 2.0 * fma_total / t.summary.median}, {"sm_clock_hz", t.sm_clock_hz},
-                  {"fma_per_clock_per_sm", median(per_sm)}, {"flagged", t.flagged}};
+      // SM clock during the run from clock64 cycles over event time; the post-run sample reads
+      // high because the clock recovers as soon as the tensor cores go idle.
+      const double run_clock_hz = median(c) / t.summary.median;
+      dj[what] = {{"flop_per_s", 2.0 * fma_total / t.summary.median}, {"sm_clock_hz", run_clock_hz},
+                  {"sm_clock_hz_after_run", t.sm_clock_hz}, {"fma_per_clock_per_sm", median(per_sm)},
+                  {"flagged", t.flagged}};
       if (kind == 1) {
         const std::string note = std::to_string(4 * best_wg) + " warps (" + std::to_string(best_wg) +
                                  " warpgroups) per SM, random data, " + std::to_string(kUnroll) +
                                  " wgmma per commit group";
         ti.throughput.measured = probes::measured_rate(t, 2.0 * fma_total, "wgmma", note);
+        ti.throughput.measured->sm_clock_hz = run_clock_hz;
         ti.fma_per_clock_per_sm.measured =
-            probes::measured_from_samples(per_sm, "wgmma", t.sm_clock_hz, t.flagged, note + "; spread over SMs");
+            probes::measured_from_samples(per_sm, "wgmma", run_clock_hz, t.flagged, note + "; spread over SMs");
       }
     }
     data.push_back(dj);

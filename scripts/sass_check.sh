@@ -18,8 +18,8 @@ awk '
   /\/\*[0-9a-f]+\*\/ / {
     line = $0; sub(/.*\*\/ +/, "", line); sub(/^@!?U?P[0-9T] +/, "", line)
     split(line, w, /[ ;]/); op = w[1]
-    if (op ~ /^(DMMA|HMMA|IMMA|BMMA|HGMMA|QGMMA|IGMMA|BGMMA|DFMA|FFMA|HFMA2|IMAD|WARPGROUP|WARPSYNC)/) cnt[key, op]++
-    if (op ~ /^(DMMA|HMMA|IMMA|HGMMA|QGMMA|IGMMA|DFMA|FFMA|HFMA2|IMAD)/) ops[key] = ops[key] " " op
+    if (op ~ /^(DMMA|HMMA|IMMA|BMMA|HGMMA|QGMMA|IGMMA|BGMMA|DFMA|FFMA|HFMA2|IMAD|WARPGROUP|WARPSYNC|CALL)/) cnt[key, op]++
+    if (op ~ /^(DMMA|HMMA|IMMA|HGMMA|QGMMA|IGMMA|DFMA|FFMA|HFMA2|IMAD|CALL)/) ops[key] = ops[key] " " op
   }
   END {
     for (i = 1; i <= n; ++i) {
@@ -42,14 +42,17 @@ check() {  # pattern opcode-regex [arch regex]
     if grep -Eq "$2" <<<"$l"; then echo "ok       $1 -> $2"; else echo "MISMATCH $1 -> $2: $l"; status=1; fi
   done <<<"$lines"
 }
-check 'mma_loop_kernel<F64_m8n8k4' ' DMMA\.884'
-check 'mma_loop_kernel<F64_m16n8k(4|8|16)' ' DMMA'
+check 'mma_loop_kernel<F64_m8n8k4' ' DMMA\.8x8x4'
+check 'mma_loop_kernel<F64_m16n8k4' ' DMMA\.16x8x4'
+check 'mma_loop_kernel<F64_m16n8k8' ' DMMA\.16x8x8'
+check 'mma_loop_kernel<F64_m16n8k16' ' DMMA\.16x8x16'
 check 'mma_loop_kernel<(F16F16|F16F32|BF16)_m16n8k16' ' HMMA\.16816'
 check 'mma_loop_kernel<(F16F16|F16F32|BF16)_m16n8k8' ' HMMA\.1688'
 check 'mma_loop_kernel<TF32_m16n8k(4|8)' ' HMMA\.168[48]\.F32\.TF32'
 check 'mma_loop_kernel<S8_m16n8k(16|32)' ' IMMA'
-check 'mma_loop_kernel<S4_' ' (IMMA|IMAD)'
-check 'mma_loop_kernel<E[45]M[32]_' ' (HMMA|QMMA)'
+check 'mma_loop_kernel<S4_m16n8k32' ' IMMA\.16816\.S8\.S8'
+check 'mma_loop_kernel<S4_m16n8k64' ' IMMA\.16832\.S8\.S8'
+check 'mma_loop_kernel<E[45]M[32]_' ' HMMA\.16816\.F32'
 check 'wgmma_loop_kernel<WG_(F16|BF16|TF32)' ' HGMMA' 'sm_90a'
 check 'wgmma_loop_kernel<WG_E[45]M[32]' ' QGMMA' 'sm_90a'
 check 'wgmma_loop_kernel<WG_S8' ' IGMMA' 'sm_90a'
@@ -58,5 +61,13 @@ check 'fma_chains_kernel<.*Fp32' ' FFMA'
 check 'fma_chains_kernel<.*Fp16x2' ' HFMA2'
 check 'fma_chains_kernel<.*Bf16x2' ' HFMA2'
 check 'fma_chains_kernel<.*Int32' ' IMAD'
+# Every ILP chain must survive: an mma_loop_kernel<Op, ILP> holds at least ILP matrix instructions
+# (unless ptxas lowered the mma to a subroutine CALL, as for s4 on sm_90).
+while IFS= read -r l; do
+  grep -q ' CALL' <<<"$l" && continue
+  ilp=$(sed -E 's/.*mma_loop_kernel<[A-Za-z0-9_]+, ([0-9]+)>.*/\1/' <<<"$l")
+  n=$(grep -oE ' (DMMA|HMMA|IMMA)[A-Za-z0-9.]*:[0-9]+' <<<"$l" | awk -F: '{s += $2} END {print s + 0}')
+  if ((n < ilp)); then echo "MERGED   $l (only $n matrix instructions for ILP $ilp)"; status=1; fi
+done < <(grep -E 'mma_loop_kernel<' "$tmp.sum" | grep -v wgmma)
 rm -f "$tmp.sum"
 exit $status

@@ -47,8 +47,9 @@ KernelModel scale_k(double n, double fraction = 1.0) {
   return k;
 }
 
-TimeStats stats(double median, double cv = 0.01, int repeats = 20) {
-  return TimeStats{median, median * 0.99, median * 1.02, cv, repeats};
+// Milliseconds-long warm batches: the event resolution is negligible unless a test says otherwise.
+TimeStats stats(double median, double cv = 0.01, int repeats = 20, int launches = 100000) {
+  return TimeStats{median, median * 0.99, median * 1.02, cv, repeats, launches};
 }
 
 KernelResult synthetic_result(const std::string& variant, double n, double t, const std::string& level,
@@ -108,6 +109,15 @@ TEST_CASE("noise margin shrinks with repeats and vanishes without spread") {
   CHECK(noise_margin(0, 20) == 0);
   CHECK(noise_margin(0.05, 20) == doctest::Approx(2 * 1.2533 * 0.05 / std::sqrt(20.0)));
   CHECK(noise_margin(0.05, 80) < noise_margin(0.05, 20));
+  // One event tick (0.5 us) on a 4 us single launch is 12.5%; over 16 launches, 0.8%.
+  CHECK(measurement_margin(TimeStats{4e-6, 4e-6, 4e-6, 0, 20, 1}) == doctest::Approx(0.125));
+  CHECK(measurement_margin(TimeStats{4e-6, 4e-6, 4e-6, 0, 20, 16}) == doctest::Approx(0.125 / 16));
+}
+
+TEST_CASE("a beat inside the event resolution is not a beat") {
+  VerdictContext l2{8e6, kL2, "l2", "measured", 10e12, 11e12, false};
+  CHECK(judge_time(1.1, TimeStats{4e-6, 4e-6, 4e-6, 0, 20, 1}, l2).verdict == "within-bound");
+  CHECK(judge_time(1.1, TimeStats{4e-6, 4e-6, 4e-6, 0, 20, 16}, l2).verdict == "beats-bound");
 }
 
 TEST_CASE("time verdicts: within, within noise, beats with a named cause") {
@@ -119,7 +129,7 @@ TEST_CASE("time verdicts: within, within noise, beats with a named cause") {
   // 0.5% above the bound with 5% spread over 20 repeats is noise, not a beat.
   v = judge_time(1.005, stats(1e-3, 0.05), dram);
   CHECK(v.verdict == "within-bound");
-  CHECK(v.reason.find("noise") != std::string::npos);
+  CHECK(v.reason.find("measurement margin") != std::string::npos);
   // The same 0.5% with no spread is a beat.
   v = judge_time(1.005, stats(1e-3, 0.0), dram);
   CHECK(v.verdict == "beats-bound");
@@ -156,6 +166,20 @@ TEST_CASE("evaluate: memory-bound SCALE is bounded by Q/BW of the level its work
   CHECK(r.achieved_flop_per_s == doctest::Approx(n / (t_dram / 0.9)));
   CHECK(r.intensity == doctest::Approx(1.0 / 16));
   CHECK(r.bandwidth_source == "spec");
+  CHECK(r.dram_pattern.empty());  // no calibrated pattern in a spec-only descriptor
+
+  // With a calibrated "scale" pattern the out-of-L2 result is also held against it.
+  auto calibrated = hw;
+  Field scale_pattern{Dimension::bytes_per_second};
+  MeasuredValue mv;
+  mv.median = 4.2e12;
+  mv.probe = "dram-bandwidth";
+  scale_pattern.measured = mv;
+  calibrated.memory[MemoryLevelKind::dram].patterns["scale"] = scale_pattern;
+  r = evaluate(calibrated, k, ComputeUnit::cuda_core, {{"n", n}}, stats(t_dram / 0.9), kL2, true);
+  CHECK(r.dram_pattern == "scale");
+  CHECK(r.dram_pattern_bytes_per_s == 4.2e12);
+  CHECK(to_json(ValidationReport{}).contains("results"));
 
   // A run faster than DRAM allows is a beat.
   r = evaluate(hw, k, ComputeUnit::cuda_core, {{"n", n}}, stats(t_dram / 1.3, 0.0), kL2, true);
@@ -211,7 +235,7 @@ TEST_CASE("speedups pair CUDA-core and tensor-core results and hold them against
   CHECK(s2[0].verdict == "within-bound");
 }
 
-TEST_CASE("geomeans of T(TC)/T(CC) per side of the L2 split") {
+TEST_CASE("geomeans of T(CC)/T(TC) per side of the L2 split, and the paper's CUDA-core speedup") {
   std::vector<SpeedupResult> s(4);
   s[0] = {"scale", "fp64", {{"n", 1}}, 1e6, "l2", 0.5};   // TC twice as slow
   s[1] = {"scale", "fp64", {{"n", 2}}, 2e6, "l2", 0.125}; // TC 8x slower
@@ -220,10 +244,12 @@ TEST_CASE("geomeans of T(TC)/T(CC) per side of the L2 split") {
   const auto g = geomeans(s);
   REQUIRE(g.size() == 2);
   CHECK(g[0].side == "in-l2");
-  CHECK(g[0].cc_over_tc == doctest::Approx(4.0));
+  CHECK(g[0].cc_over_tc == doctest::Approx(0.25));
+  CHECK(g[0].cc_speedup == doctest::Approx(4.0));
   CHECK(g[0].count == 2);
   CHECK(g[1].side == "out-of-l2");
-  CHECK(g[1].cc_over_tc == doctest::Approx(2.0));
+  CHECK(g[1].cc_over_tc == doctest::Approx(0.5));
+  CHECK(g[1].cc_speedup == doctest::Approx(2.0));
   CHECK(g[1].count == 2);
 }
 
@@ -281,7 +307,8 @@ TEST_CASE("results JSON: the FORMATS.md keys, round trip, strict reading") {
   summarize(r);
   REQUIRE(r.speedups.size() == 3);
   REQUIRE(r.geomeans.size() == 1);
-  CHECK(r.geomeans[0].cc_over_tc == doctest::Approx(1.25));
+  CHECK(r.geomeans[0].cc_over_tc == doctest::Approx(0.8));
+  CHECK(r.geomeans[0].cc_speedup == doctest::Approx(1.25));
   REQUIRE(r.overlap_fits.size() == 2);
 
   const auto j = to_json(r);
@@ -298,6 +325,7 @@ TEST_CASE("results JSON: the FORMATS.md keys, round trip, strict reading") {
     CHECK_MESSAGE(e.contains(k), k);
   for (const char* k : {"median", "min", "max", "cv", "repeats"}) CHECK_MESSAGE(e["time_s"].contains(k), k);
   CHECK(e["size"]["n"] == 100000);
+  CHECK(e["time_s"]["launches"] == 100000);
   for (const char* k : {"kernel", "size", "working_set_bytes", "memory_level", "measured", "bound_eq22", "limit_eq23",
                         "verdict"})
     CHECK_MESSAGE(j["speedups"][0].contains(k), k);

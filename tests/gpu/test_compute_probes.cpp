@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <chrono>
 #include <map>
 
 #include "gpu/gpu.hpp"
@@ -43,6 +44,32 @@ const MeasuredValue* field(const ProbeOutput& o, const std::string& path) {
   for (const auto& f : o.fields)
     if (f.path == path) return &f.value;
   return nullptr;
+}
+
+void print_summary(const std::string& name, const ProbeOutput& o) {
+  if (o.skipped) std::printf("%s skipped: %s\n", name.c_str(), o.skipped->c_str());
+  for (const auto& f : o.fields)
+    std::printf("%-28s %10.2f T/s  clock %.0f MHz  cv %.3f %s\n", f.path.c_str(), f.value.median / 1e12,
+                f.value.sm_clock_hz / 1e6, f.value.cv, f.value.flagged ? "FLAGGED" : "");
+  if (o.details.contains("units"))
+    for (const auto& u : o.details["units"])
+      std::printf("  %-6s %s  fma/clk/SM %.1f  of analytic %.3f\n", u.value("precision", "").c_str(),
+                  u.value("check", "").c_str(), u.value("fma_per_clock_per_sm", 0.0), u.value("fraction_of_analytic", 0.0));
+  for (const auto& ti : o.instructions)
+    std::printf("  %-34s lat %7.2f [%7.2f..%7.2f]  fma/clk/SM %8.1f  %8.2f T/s  best w%d i%d  %s\n",
+                compute::instruction_key(ti).c_str(), ti.latency.measured->median, ti.latency.measured->min,
+                ti.latency.measured->max, ti.fma_per_clock_per_sm.measured->median,
+                ti.throughput.measured->median / 1e12, ti.best_warps.value_or(0), ti.best_ilp.value_or(0),
+                ti.sass.c_str());
+  if (o.details.contains("checks"))
+    for (const auto& c : o.details["checks"])
+      if (!c.contains("check") || c["check"] != "passed") std::printf("  CHECK %s\n", c.dump().c_str());
+  if (o.details.contains("zero_vs_random"))
+    for (const auto& z : o.details["zero_vs_random"])
+      std::printf("  %-34s zero %.1f  random %.1f fma/clk/SM; random %.1f T/s at %.0f MHz\n",
+                  z["instruction"].get<std::string>().c_str(), z["zero"]["fma_per_clock_per_sm"].get<double>(),
+                  z["random"]["fma_per_clock_per_sm"].get<double>(), z["random"]["flop_per_s"].get<double>() / 1e12,
+                  z["random"]["sm_clock_hz"].get<double>() / 1e6);
 }
 
 }  // namespace
@@ -114,9 +141,15 @@ TEST_CASE("dev driver: full compute probes to JSON (CEILING_COMPUTE_DUMP)") {
                    {"date", gpu::utc_now_iso8601()}};
   for (const char* name : {"cuda-core", "mma", "wgmma"}) {
     const auto t0 = std::chrono::steady_clock::now();
-    const ProbeOutput& o = output(name, false);
+    try {
+      const ProbeOutput& o = output(name, false);
+      j["probes"][name] = compute::output_json(o);
+      print_summary(name, o);
+    } catch (const std::exception& e) {
+      j["probes"][name] = {{"error", e.what()}};
+      std::printf("%s: ERROR %s\n", name, e.what());
+    }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    j["probes"][name] = compute::output_json(o);
     j["probes"][name]["wall_seconds"] = s;
     std::printf("%s: %.1f s\n", name, s);
   }

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <string>
 
@@ -13,6 +14,8 @@
 
 using namespace ceiling;
 using namespace ceiling::kernels;
+
+TEST_SUITE_BEGIN("kernels");
 
 TEST_CASE("every kernel variant matches its CPU reference on fresh random data") {
   REQUIRE(registry().size() >= 5);
@@ -84,7 +87,9 @@ TEST_CASE("tensor-core variants issue DMMA, CUDA-core variants do not (cuobjdump
     MESSAGE("cuobjdump not on PATH: SASS check skipped (run kernels/check_sass.sh where it is)");
     return;
   }
-  const std::string cmd = "cuobjdump --dump-sass /proc/self/exe 2>/dev/null";
+  // Resolve our own path here: inside popen, /proc/self would be cuobjdump.
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string cmd = "cuobjdump --dump-sass '" + self + "' 2>/dev/null";
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p);
   std::map<std::string, int> dmma;  // kernel function -> DMMA count
@@ -110,3 +115,5 @@ TEST_CASE("tensor-core variants issue DMMA, CUDA-core variants do not (cuobjdump
   CHECK(dmma["scale_cuda_core"] == 0);
   CHECK(dmma["gemv_cuda_core"] == 0);
 }
+
+TEST_SUITE_END();

@@ -69,13 +69,14 @@ TEST_CASE("stream patterns verify and report a positive bandwidth") {
   gpu::TimingOptions opt;
   opt.warmup = 1;
   opt.repeats = 3;
-  const std::vector<mem::LaunchConfig> cands{{1, 256, 1}, {2, 256, 4}};
+  // Persistent grids and a grid over the array (blocks_per_sm 0), each load flavor once.
+  const std::vector<mem::LaunchConfig> cands{{1, 256, 1, 0}, {2, 256, 4, 1}, {0, 128, 2, 2}};
   for (auto p : {mem::StreamPattern::read, mem::StreamPattern::write, mem::StreamPattern::copy, mem::StreamPattern::scale,
                  mem::StreamPattern::triad}) {
     CAPTURE(mem::to_string(p));
     // An odd element count exercises the tail loop.
     const auto r = mem::stream_bandwidth(p, (1 << 20) + 13, cands, opt, 2);
-    CHECK(r.tried.size() == 2);
+    CHECK(r.tried.size() == 3);
     CHECK(r.bytes_per_run == doctest::Approx(16.0 * ((1 << 20) + 13) * mem::arrays_touched(p)));
     CHECK(r.timing.summary.median > 0);
   }
@@ -85,7 +86,9 @@ TEST_CASE("L2, L1 and shared bandwidth kernels verify their checksums") {
   gpu::TimingOptions opt;
   opt.warmup = 1;
   opt.repeats = 3;
-  const auto r = mem::l2_bandwidth((1 << 20) + 48, 3, {{1, 256, 2}, {1, 512, 8}}, opt, 2);
+  // Both layouts (a slice per block, all blocks over the buffer) and both load flavors.
+  const auto r = mem::l2_bandwidth((1 << 20) + 48, 3, {{1, 256, 2, 0, 0}, {1, 512, 8, 1, 1}, {2, 256, 4, 0, 1}}, opt, 2);
+  CHECK(r.tried.size() == 3);
   CHECK(r.timing.summary.median > 0);
   const auto l1 = mem::l1_bandwidth_per_sm(16, 2);
   const auto sh = mem::shared_bandwidth_per_sm(16, 2);
