@@ -475,9 +475,10 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
     plots += "$curves using 1:" + std::to_string(i + 2) + " with lines lw 2 lc rgb '" + curve_colors[i] +
              "' title " + gp_string("alpha = " + short_num(alphas[i], 3) + " (Eq. 22)") + ", \\\n     ";
   plots += "$curves using 1:6 with lines lw 2 dt 2 lc rgb '#000000' title 'alpha -> inf (Eq. 24)'";
-  int label_no = 1, n = 0, gi = 0;
+  int n = 0, gi = 0;
   for (const auto& g : in.gpus) {
-    std::vector<std::pair<double, double>> xy;
+    // (kernel, precision, level) -> points; one series and one label per group keeps it readable.
+    std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::pair<double, double>>> groups;
     for (const auto& r : in.results) {
       if (r.gpu_id != g.hw.id) continue;
       const json results = r.json.value("results", json::array());
@@ -500,7 +501,7 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
           continue;
         }
         double x = *intensity / *b;
-        xy.push_back({x, *measured});
+        groups[{jstr(s, "kernel"), jstr(*cc, "precision"), jstr(s, "memory_level")}].push_back({x, *measured});
         auto bound = jnum(s, "bound_eq22");
         csv << "point," << g.hw.id << "," << csv_field(jstr(s, "kernel")) << "," << jstr(s, "memory_level") << ","
             << csv_field(s.value("size", json()).dump()) << "," << exact(x) << ",," << exact(*measured) << ","
@@ -513,18 +514,18 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
                 {"measured_cc_over_tc", *measured}};
         if (bound) pj["bound_eq22"] = *bound;
         data["points"].push_back(pj);
-        body << "  set label " << label_no++ << " " << gp_string(jstr(s, "kernel") + " " + upper(jstr(s, "memory_level")))
-             << " at " << exact(x) << "," << exact(*measured) << " left offset 0.8,0 font ',8' tc rgb '"
-             << kPalette[gi % kPaletteSize] << "'\n";
       }
     }
-    if (!xy.empty()) {
+    for (const auto& [key, xy] : groups) {
+      const auto& [kernel, prec, level] = key;
       std::string name = "p" + std::to_string(n++);
       db << block(name, xy);
-      plots += ", \\\n     $" + name + " with points pt 7 ps 1.4 lc rgb '" + kPalette[gi % kPaletteSize] +
-               "' title " + gp_string("measured T(CC)/T(TC), " + g.hw.id);
+      const std::string color = kPalette[gi++ % kPaletteSize];
+      // L2-resident squares, DRAM-resident circles.
+      plots += ", \\\n     $" + name + " with points pt " + (level == "l2" ? "5" : "7") + " ps 1.2 lc rgb '" + color +
+               "' title " + gp_string(g.hw.id + ": " + kernel + " " + upper(prec) + ", " + upper(level) + "-resident (" +
+                                      std::to_string(xy.size()) + " sizes)");
     }
-    ++gi;
   }
   std::ostringstream head;
   head << "  set title " << gp_string(p.title + " (Eq. 22, Eq. 24) with measured speedups") << "\n"

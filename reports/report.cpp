@@ -268,10 +268,16 @@ ReportInput load_report_input(const std::vector<fs::path>& descriptors, const st
     g.descriptor_path = p;
     g.hw = load_descriptor(p);
     if (g.hw.id.empty()) g.hw.id = p.stem().string();
-    for (const auto& o : in.gpus)
-      if (o.hw.id == g.hw.id)
-        throw std::runtime_error(p.string() + ": descriptor id '" + g.hw.id + "' is also the id of " +
-                                 o.descriptor_path.string() + "; a report needs distinct ids");
+    // Two descriptors of one GPU (e.g. two calibrations): file names tell them apart in the report.
+    auto taken = [&](const std::string& id) {
+      return std::any_of(in.gpus.begin(), in.gpus.end(), [&](const GpuInput& o) { return o.hw.id == id; });
+    };
+    if (taken(g.hw.id)) {
+      std::string id = p.stem().string();
+      for (int k = 2; taken(id); ++k) id = p.stem().string() + "-" + std::to_string(k);
+      spdlog::warn("report: {} has the id '{}' of another descriptor; it is '{}' in this report", p.string(), g.hw.id, id);
+      g.hw.id = id;
+    }
     fs::path probes = p.parent_path() / (p.stem().string() + ".probes.json");
     std::error_code ec;
     if (fs::is_regular_file(probes, ec)) {

@@ -403,7 +403,10 @@ TEST_CASE("bad inputs are refused with the file named") {
   }
   CHECK_THROWS_WITH_AS(load_report_input({kData / "spec-only.yaml"}, {d / "broken.json"}),
                        doctest::Contains("broken.json"), std::runtime_error);
-  CHECK_THROWS(load_report_input({kData / "spec-only.yaml", kData / "spec-only.yaml"}, {}));
+  ReportInput twice = load_report_input({kData / "spec-only.yaml", kData / "spec-only.yaml"}, {});
+  REQUIRE(twice.gpus.size() == 2);
+  CHECK(twice.gpus[0].hw.id == "spec-only");
+  CHECK(twice.gpus[1].hw.id == "spec-only-2");
   fs::remove_all(d);
 }
 
