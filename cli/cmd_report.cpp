@@ -83,8 +83,16 @@ int run_report(const ReportOptions& opt) {
               << "  " << out.files.size() << " files, " << rendered << " plots rendered, " << missing
               << " missing or not rendered, " << in.gpus.size() << " GPU(s), " << in.results.size()
               << " results file(s), " << std::to_string(out.seconds).substr(0, 4) << " s\n";
-    for (const auto& p : out.plots)
-      if (!p.rendered) std::cout << "  " << p.name << ": " << p.missing_reason << "\n";
+    // One line per reason: "latency-h200, mma-h200: not measured (no h200.probes.json ...)".
+    std::vector<std::pair<std::string, std::string>> by_reason;
+    for (const auto& p : out.plots) {
+      if (p.rendered) continue;
+      const std::string& reason = p.missing_reason;
+      auto it = std::find_if(by_reason.begin(), by_reason.end(), [&](const auto& e) { return e.second == reason; });
+      if (it == by_reason.end()) by_reason.push_back({p.name, reason});
+      else it->first += ", " + p.name;
+    }
+    for (const auto& [names, reason] : by_reason) std::cout << "  " << names << ": " << reason << "\n";
   }
   return 0;
 }

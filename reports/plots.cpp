@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numbers>
 #include <set>
 #include <sstream>
 
@@ -49,12 +50,16 @@ namespace {
 const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf",
                           "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#393b79", "#637939"};
 constexpr int kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
+// Compute ceilings avoid the memory levels' colours (red DRAM, blue L2), which also colour the kernels.
+const char* kCeilingPalette[] = {"#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+                                 "#bcbd22", "#393b79", "#637939", "#843c39", "#7b4173", "#7f7f7f"};
+constexpr int kCeilingPaletteSize = sizeof(kCeilingPalette) / sizeof(kCeilingPalette[0]);
 
 std::string level_color(const std::string& level) {
   if (level == "dram") return "#d62728";
   if (level == "l2") return "#1f77b4";
-  if (level == "l1") return "#2ca02c";
-  if (level == "shared") return "#9467bd";
+  if (level == "l1") return "#2f4f4f";
+  if (level == "shared") return "#555555";
   return "#7f7f7f";
 }
 
@@ -169,7 +174,7 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
   int ci = 0;
   for (const auto& [u, m] : g.hw.compute) {
     for (const auto& [prec, f] : m) {
-      std::string color = kPalette[ci++ % kPaletteSize];
+      std::string color = kCeilingPalette[ci++ % kCeilingPaletteSize];
       for (const char* src : {"measured", "spec"}) {
         Line l;
         l.kind = "ceiling";
@@ -207,6 +212,28 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
         l.label += ", spec " + short_quantity(f.spec->value, Dimension::bytes_per_second);
       roofs.push_back(l);
     }
+    // L1/shared are often known per SM only: bytes/clock/SM x SMs x SM clock, each from one source.
+    const Field& per_sm = lvl.bandwidth_per_sm;
+    if (!f.present() && per_sm.present() && g.hw.identity.sm_count > 0) {
+      for (const char* src : {"measured", "spec"}) {
+        const bool meas = std::string(src) == "measured";
+        std::optional<double> b = meas ? (per_sm.measured ? std::optional(per_sm.measured->median) : std::nullopt)
+                                       : (per_sm.spec ? std::optional(per_sm.spec->value) : std::nullopt);
+        std::optional<double> clk = meas ? (g.hw.sm_clock.measured ? std::optional(g.hw.sm_clock.measured->median) : std::nullopt)
+                                         : (g.hw.sm_clock.spec ? std::optional(g.hw.sm_clock.spec->value) : std::nullopt);
+        if (!b || !clk) continue;
+        Line l;
+        l.kind = "roof";
+        l.level = std::string(to_string(k));
+        l.source = src;
+        l.color = level_color(l.level);
+        l.value = *b * g.hw.identity.sm_count * *clk;
+        l.labelled = true;
+        l.label = upper(l.level) + " " + short_quantity(l.value, Dimension::bytes_per_second) + " (" + src + " per SM x SMs x clock)";
+        roofs.push_back(l);
+        break;  // one derived roof per level: measured if both parts are measured, else spec
+      }
+    }
   }
   if (ceilings.empty() || roofs.empty()) {
     p.missing_reason = ceilings.empty() ? "the descriptor has no compute peak" : "the descriptor has no memory bandwidth";
@@ -219,6 +246,7 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
   for (const auto& r : roofs) bmax = std::max(bmax, r.value), bmin = std::min(bmin, r.value);
   double xlo = pmin / bmax, xhi = pmax / bmin;
   double ylo = bmin * 0;  // set below
+  xlo = std::min(xlo, 1.0 / 16);  // always show where SCALE (I = 1/16 in FP64) sits
   for (const auto& k : pts) xlo = std::min(xlo, k.intensity), xhi = std::max(xhi, k.intensity);
   double xmin = pow2_floor(xlo / 4), xmax = pow2_ceil(xhi * 4);
   ylo = bmin * xmin;
@@ -257,6 +285,11 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
        << "  set grid xtics ytics mxtics mytics lc rgb '#dddddd'\n"
        << "  set key bottom right box opaque font ',9'\n";
   int label_no = 1;
+  std::vector<std::pair<double, int>> ceiling_slots, roof_slots;
+  // On screen a roof rises one decade per decade; its angle follows the plot area's aspect.
+  const double decades_x = std::log10(xmax / xmin), decades_y = std::log10(ymax / ymin);
+  const double roof_angle = std::atan2((p.height - 110.0) / decades_y, (p.width - 110.0) / decades_x) * 180 / std::numbers::pi;
+  std::sort(ceilings.begin(), ceilings.end(), [](const Line& a, const Line& b) { return a.value > b.value; });
   for (auto* lines : {&ceilings, &roofs}) {
     for (auto& l : *lines) {
       std::string name = "s" + std::to_string(n++);
@@ -272,16 +305,39 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
         lj["precision"] = l.precision;
         lj["flop_per_s"] = l.value;
         data["ceilings"].push_back(lj);
-        if (l.labelled)
-          body << "  set label " << label_no++ << " " << gp_string(l.label) << " at " << exact(l.x1) << ","
-               << exact(l.y1) << " right offset -0.5,0.55 font ',8' tc rgb '" << l.color << "'\n";
+        if (l.labelled) {
+          // Slots keep labels of near-equal ceilings apart: right end above/below, left end above/below.
+          int slot = 0;
+          for (; slot < 4; ++slot) {
+            bool clash = false;
+            for (auto [v, sl] : ceiling_slots)
+              if (sl == slot && std::max(v, l.value) / std::min(v, l.value) < 1.4) clash = true;
+            if (!clash) break;
+          }
+          ceiling_slots.push_back({l.value, slot});
+          const bool right = slot < 2;
+          const char* dy = slot % 2 == 0 ? "0.55" : "-0.65";
+          body << "  set label " << label_no++ << " " << gp_string(l.label) << " at "
+               << exact(right ? l.x1 : l.x0) << "," << exact(l.y1) << (right ? " right offset -0.5," : " left offset 0.5,")
+               << dy << " font ',8' tc rgb '" << l.color << "'\n";
+        }
       } else {
         lj["level"] = l.level;
         lj["bytes_per_s"] = l.value;
         data["roofs"].push_back(lj);
+        int slot = 0;  // roofs of near-equal bandwidth: labels further along the line
+        for (; slot < 4; ++slot) {
+          bool clash = false;
+          for (auto [v, sl] : roof_slots)
+            if (sl == slot && std::max(v, l.value) / std::min(v, l.value) < 1.6) clash = true;
+          if (!clash) break;
+        }
+        if (l.labelled) roof_slots.push_back({l.value, slot});
+        const double at = l.x0 * 1.6 * std::pow(30.0, slot);
         if (l.labelled)
-          body << "  set label " << label_no++ << " " << gp_string(l.label) << " at " << exact(l.x0 * 1.15) << ","
-               << exact(l.y0 * 1.15) << " left offset 0,0.7 font ',8' tc rgb '" << l.color << "'\n";
+          body << "  set label " << label_no++ << " " << gp_string(l.label) << " at " << exact(at) << ","
+               << exact(at * l.value) << " left rotate by " << short_num(roof_angle, 3) << " offset 0,0.6 font ',8' tc rgb '"
+               << l.color << "'\n";
       }
     }
   }
@@ -289,6 +345,7 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
   std::set<std::pair<std::string, std::string>> ridges;
   for (const auto& k : pts)
     if (k.balance) ridges.insert({k.precision, k.level});
+  if (cc_balance(g.hw, "fp64", "dram")) ridges.insert({"fp64", "dram"});  // the paper's balance, always
   for (const auto& [prec, level] : ridges) {
     auto b = cc_balance(g.hw, prec, level);
     auto pk = precision_of(prec);
@@ -313,23 +370,33 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
     add_plot("$" + name + " with points pt " + (tc ? "9" : "7") + " ps 1.4 lc rgb '" + level_color(key.second) +
              "' title " + gp_string(std::string(tc ? "TC" : "CC") + " kernels, " + upper(key.second) + "-resident"));
   }
-  // One label per (kernel, variant, level): its best efficiency, and memory- or compute-bound.
-  std::map<std::tuple<std::string, std::string, std::string>, const KernelPoint*> best;
+  // One label per (kernel, precision, variant, level): its best efficiency, and memory- or compute-bound.
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, const KernelPoint*> best;
   for (const auto& k : pts) {
-    auto& b = best[{k.kernel, k.variant, k.level}];
+    auto& b = best[{k.kernel, k.precision, k.variant, k.level}];
     if (!b || k.efficiency.value_or(0) > b->efficiency.value_or(0)) b = &k;
   }
-  std::map<long, int> stagger;  // labels at the same intensity stack up
+  // Numbers beside the points, the words in a list in the empty upper left: nothing overlaps.
+  int num = 0;
+  json listing = json::array();
   for (const auto& [key, k] : best) {
-    long bucket = std::lround(std::log2(k->intensity) * 4);
-    int s = stagger[bucket]++;
-    std::string text = k->kernel + " " + (k->variant == "tensor_core" ? "TC" : "CC") + " " + upper(k->level);
-    if (k->efficiency) text += " " + short_num(*k->efficiency * 100, 3) + "% of bound";
-    if (k->balance) text += k->intensity < *k->balance ? ", mem-bound" : ", compute-bound";
-    body << "  set label " << label_no++ << " " << gp_string(text) << " at " << exact(k->intensity) << ","
-         << exact(k->flop_per_s) << " left offset 1," << short_num(-0.2 - 1.1 * s, 3) << " font ',8' tc rgb '"
+    ++num;
+    bool tc = k->variant == "tensor_core";
+    std::string text = std::to_string(num) + ": " + k->kernel + " " + upper(k->precision) + " " + (tc ? "TC" : "CC") +
+                       " " + upper(k->level) +
+                       " I=" + short_num(k->intensity, 3);
+    if (k->efficiency) text += ", " + short_num(*k->efficiency * 100, 3) + "% of its bound";
+    if (k->balance) text += k->intensity < *k->balance ? ", memory-bound" : ", compute-bound";
+    body << "  set label " << label_no++ << " " << gp_string(std::to_string(num)) << " at " << exact(k->intensity) << ","
+         << exact(k->flop_per_s) << (tc ? " right offset -0.9,-0.3" : " left offset 0.9,0.3") << " font ',8' tc rgb '"
          << level_color(k->level) << "'\n";
+    body << "  set label " << label_no++ << " " << gp_string(text) << " at graph 0.02, graph " << short_num(0.97 - 0.03 * num, 3)
+         << " left font ',8' tc rgb '" << level_color(k->level) << "'\n";
+    listing.push_back(text);
   }
+  if (num)
+    body << "  set label " << label_no++ << " 'kernels (efficiency = model bound / measured time):' at graph 0.02, graph 0.97 left font ',8'\n";
+  data["labels"] = listing;
   for (const auto& k : pts) {
     bool mb = k.balance && k.intensity < *k.balance;
     csv << "kernel,," << k.precision << "," << k.level << ",measured," << exact(k.flop_per_s) << ","
@@ -370,7 +437,19 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
   std::ostringstream db, body, csv;
   json data;
   // Eq. 22 with r = I/B: 1 + (a-1)/(1 + a/r); Eq. 24 (a -> inf): 1 + r.
-  const double rmin = 0.01, rmax = 4;
+  // Range: the paper's region around I = B, widened to show every measured point.
+  double rmin = 0.01, rmax = 4, smin = 0.9, smax = 3.2;
+  for (const auto& g : in.gpus)
+    for (const auto& r : in.results) {
+      if (r.gpu_id != g.hw.id) continue;
+      for (const auto& e : r.json.value("results", json::array())) {
+        auto i = jnum(e, "intensity");
+        auto b = cc_balance(g.hw, jstr(e, "precision"), jstr(e, "memory_level"));
+        if (i && b && *i > 0) rmin = std::min(rmin, std::pow(10.0, std::floor(std::log10(*i / *b / 2))));
+      }
+      for (const auto& s : r.json.value("speedups", json::array()))
+        if (auto m = jnum(s, "measured"); m && *m > 0) smin = std::min(smin, *m * 0.9), smax = std::max(smax, *m * 1.1);
+    }
   const int samples = 241;
   db << "$curves << EOD\n";
   csv << "kind,gpu,kernel,memory_level,size,i_over_b,alpha,speedup,bound_eq22\n";
@@ -396,9 +475,10 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
     plots += "$curves using 1:" + std::to_string(i + 2) + " with lines lw 2 lc rgb '" + curve_colors[i] +
              "' title " + gp_string("alpha = " + short_num(alphas[i], 3) + " (Eq. 22)") + ", \\\n     ";
   plots += "$curves using 1:6 with lines lw 2 dt 2 lc rgb '#000000' title 'alpha -> inf (Eq. 24)'";
-  int label_no = 1, n = 0, gi = 0;
+  int n = 0, gi = 0;
   for (const auto& g : in.gpus) {
-    std::vector<std::pair<double, double>> xy;
+    // (kernel, precision, level) -> points; one series and one label per group keeps it readable.
+    std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::pair<double, double>>> groups;
     for (const auto& r : in.results) {
       if (r.gpu_id != g.hw.id) continue;
       const json results = r.json.value("results", json::array());
@@ -409,7 +489,8 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
         const json* cc = nullptr;
         for (const auto& e : results)
           if (jstr(e, "kernel") == jstr(s, "kernel") && jstr(e, "memory_level") == jstr(s, "memory_level") &&
-              jstr(e, "variant") == "cuda_core" && e.value("size", json()) == s.value("size", json()))
+              jstr(e, "variant") == "cuda_core" && e.value("size", json()) == s.value("size", json()) &&
+              (jstr(s, "precision").empty() || jstr(s, "precision") == jstr(e, "precision")))
             cc = &e;
         std::optional<double> b = cc ? cc_balance(g.hw, jstr(*cc, "precision"), jstr(s, "memory_level")) : std::nullopt;
         auto intensity = cc ? jnum(*cc, "intensity") : std::nullopt;
@@ -420,7 +501,7 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
           continue;
         }
         double x = *intensity / *b;
-        xy.push_back({x, *measured});
+        groups[{jstr(s, "kernel"), jstr(*cc, "precision"), jstr(s, "memory_level")}].push_back({x, *measured});
         auto bound = jnum(s, "bound_eq22");
         csv << "point," << g.hw.id << "," << csv_field(jstr(s, "kernel")) << "," << jstr(s, "memory_level") << ","
             << csv_field(s.value("size", json()).dump()) << "," << exact(x) << ",," << exact(*measured) << ","
@@ -433,30 +514,31 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
                 {"measured_cc_over_tc", *measured}};
         if (bound) pj["bound_eq22"] = *bound;
         data["points"].push_back(pj);
-        body << "  set label " << label_no++ << " " << gp_string(jstr(s, "kernel") + " " + upper(jstr(s, "memory_level")))
-             << " at " << exact(x) << "," << exact(*measured) << " left offset 0.8,0 font ',8' tc rgb '"
-             << kPalette[gi % kPaletteSize] << "'\n";
       }
     }
-    if (!xy.empty()) {
+    for (const auto& [key, xy] : groups) {
+      const auto& [kernel, prec, level] = key;
       std::string name = "p" + std::to_string(n++);
       db << block(name, xy);
-      plots += ", \\\n     $" + name + " with points pt 7 ps 1.4 lc rgb '" + kPalette[gi % kPaletteSize] +
-               "' title " + gp_string("measured T(CC)/T(TC), " + g.hw.id);
+      const std::string color = kPalette[gi++ % kPaletteSize];
+      // L2-resident squares, DRAM-resident circles.
+      plots += ", \\\n     $" + name + " with points pt " + (level == "l2" ? "5" : "7") + " ps 1.2 lc rgb '" + color +
+               "' title " + gp_string(g.hw.id + ": " + kernel + " " + upper(prec) + ", " + upper(level) + "-resident (" +
+                                      std::to_string(xy.size()) + " sizes)");
     }
-    ++gi;
   }
   std::ostringstream head;
   head << "  set title " << gp_string(p.title + " (Eq. 22, Eq. 24) with measured speedups") << "\n"
        << "  set logscale x\n"
-       << "  set xrange [" << rmin << ":" << rmax << "]\n"
-       << "  set yrange [0.9:3.2]\n"
+       << "  set xrange [" << exact(rmin) << ":" << exact(rmax) << "]\n"
+       << "  set yrange [" << exact(smin) << ":" << exact(smax) << "]\n"
        << "  set xlabel 'I / B  (kernel intensity over CUDA-core machine balance)'\n"
        << "  set ylabel 'speedup T(CC) / T(TC)'\n"
        << "  set grid lc rgb '#dddddd'\n"
        << "  set key top left box opaque font ',9'\n"
-       << "  set arrow from 1,0.9 to 1,3.2 nohead dt 3 lc rgb '#555555'\n"
-       << "  set label 900 'I = B: memory-bound to the left' at 1,3.1 right offset -0.5,0 font ',8'\n";
+       << "  set arrow from 1,graph 0 to 1,graph 1 nohead dt 3 lc rgb '#555555'\n"
+       << "  set arrow from " << exact(rmin) << ",1 to " << exact(rmax) << ",1 nohead dt 3 lc rgb '#555555'\n"
+       << "  set label 900 'I = B: memory-bound to the left' at 1,graph 0.97 right offset -0.5,0 font ',8'\n";
   p.datablocks = db.str();
   p.body = head.str() + body.str() + "  " + plots + "\n";
   p.csv = csv.str();
@@ -633,9 +715,15 @@ PlotSpec mma_plot(const GpuInput& g, const std::string& probe, std::vector<std::
     double xmax = 1;
     for (const auto& [ilp, pts] : by_ilp)
       for (auto [w, f] : pts) xmax = std::max(xmax, w);
+    double ymax = 0;
+    for (const auto& [ilp, pts] : by_ilp)
+      for (auto [w, f] : pts) ymax = std::max(ymax, f / 1e12);
+    for (const auto& ti : g.hw.tensor_instructions)
+      if (ti.key() == instr && ti.throughput.spec) ymax = std::max(ymax, ti.throughput.spec->value / 1e12);
     body << "  set title " << gp_string(instr) << " font ',9'\n"
          << "  set xrange [1:" << exact(pow2_ceil(xmax)) << "]\n"
-         << "  set key top left font ',7' " << (shown == 1 ? "" : "") << "\n";
+         << "  set yrange [0:" << exact(ymax * 1.15) << "]\n"
+         << "  set key top left font ',7'\n";
     std::string plots = "plot ";
     int k = 0;
     for (const auto& [ilp, pts_in] : by_ilp) {

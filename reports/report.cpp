@@ -95,7 +95,7 @@ std::string gpu_for_results(const json& j, const fs::path& path, const std::vect
 }
 
 // Inline SVG: drop the XML prolog, make ids unique per plot, let it scale with the page.
-std::string inline_svg(const std::string& svg, const std::string& prefix) {
+std::string inline_svg(const std::string& svg, const std::string& prefix, const std::string& title) {
   size_t start = svg.find("<svg");
   if (start == std::string::npos) return {};
   std::string s = svg.substr(start);
@@ -111,7 +111,8 @@ std::string inline_svg(const std::string& svg, const std::string& prefix) {
   replace_all("href='#", "href='#" + prefix + "-");
   replace_all("href=\"#", "href=\"#" + prefix + "-");
   replace_all("url(#", "url(#" + prefix + "-");
-  s.replace(0, 4, "<svg class=\"plot\" role=\"img\" aria-label=\"" + detail::html_escape(prefix) + "\"");
+  replace_all("<title>Gnuplot</title>", "<title>" + detail::html_escape(title) + "</title>");
+  s.replace(0, 4, "<svg class=\"plot\" role=\"img\" aria-label=\"" + detail::html_escape(title) + "\"");
   return s;
 }
 
@@ -267,10 +268,16 @@ ReportInput load_report_input(const std::vector<fs::path>& descriptors, const st
     g.descriptor_path = p;
     g.hw = load_descriptor(p);
     if (g.hw.id.empty()) g.hw.id = p.stem().string();
-    for (const auto& o : in.gpus)
-      if (o.hw.id == g.hw.id)
-        throw std::runtime_error(p.string() + ": descriptor id '" + g.hw.id + "' is also the id of " +
-                                 o.descriptor_path.string() + "; a report needs distinct ids");
+    // Two descriptors of one GPU (e.g. two calibrations): file names tell them apart in the report.
+    auto taken = [&](const std::string& id) {
+      return std::any_of(in.gpus.begin(), in.gpus.end(), [&](const GpuInput& o) { return o.hw.id == id; });
+    };
+    if (taken(g.hw.id)) {
+      std::string id = p.stem().string();
+      for (int k = 2; taken(id); ++k) id = p.stem().string() + "-" + std::to_string(k);
+      spdlog::warn("report: {} has the id '{}' of another descriptor; it is '{}' in this report", p.string(), g.hw.id, id);
+      g.hw.id = id;
+    }
     fs::path probes = p.parent_path() / (p.stem().string() + ".probes.json");
     std::error_code ec;
     if (fs::is_regular_file(probes, ec)) {
@@ -376,7 +383,7 @@ ReportOutput write_report(const ReportInput& in, const fs::path& dir_in, const W
             r.out.rendered = true;
             r.out.png_width = png->width;
             r.out.png_height = png->height;
-            r.svg = inline_svg(svg, spec.name);
+            r.svg = inline_svg(svg, spec.name, spec.title);
             files.insert(spec.name + ".svg");
             files.insert(spec.name + ".png");
           } else {

@@ -39,7 +39,8 @@ struct ReportInput {
 
 // Loads descriptors (strict, load_descriptor), the probes.json beside each one
 // (<dir>/<stem>.probes.json) and results files; matches results to GPUs by descriptor id,
-// descriptor file stem, then device name. Throws std::runtime_error naming the file on bad input.
+// descriptor file stem, then device name. A descriptor whose id is taken by an earlier one is
+// renamed to its file stem (then stem-2, ...). Throws std::runtime_error naming the file on bad input.
 ReportInput load_report_input(const std::vector<std::filesystem::path>& descriptors,
                               const std::vector<std::filesystem::path>& results);
 

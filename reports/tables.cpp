@@ -434,9 +434,11 @@ void results_tables(const ReportInput& in, std::vector<Table>& out) {
       Cell ec = bound_cell(eff ? std::optional<double>(*eff * 100) : std::nullopt, n);
       if (eff) ec.text = short_num(*eff * 100, 3) + "%";
       row.push_back(ec);
-      Cell v = text_cell(str(e, "verdict"), 1);
+      Cell v = text_cell(str(e, "verdict") + (e.value("flagged", false) ? " (flagged)" : ""), 1);
+      if (e.value("flagged", false) && !str(e, "flag_reason").empty())
+        v.note = t.notes.add(str(e, "kernel") + " " + str(e, "variant") + " flagged: " + str(e, "flag_reason"));
       std::string reason = str(e, "verdict_reason");
-      if (!reason.empty()) v.note = t.notes.add(str(e, "kernel") + " " + str(e, "variant") + ": " + reason);
+      if (!reason.empty() && !v.note) v.note = t.notes.add(str(e, "kernel") + " " + str(e, "variant") + ": " + reason);
       row.push_back(v);
       t.rows.push_back(std::move(row));
     }
@@ -448,10 +450,12 @@ void results_tables(const ReportInput& in, std::vector<Table>& out) {
     s.title = "Tensor-core speedup vs bound: " + who;
     s.caption = "Measured T(CC)/T(TC) against the bound of Eq. 22 and the memory-bound limit of Eq. 23.";
     s.caption_note = s.notes.add(prov);
-    s.columns = {"kernel", "size", "working set", "level", "measured CC/TC", "bound Eq. 22", "limit Eq. 23", "verdict"};
+    s.columns = {"kernel", "prec.", "size", "working set", "level", "measured CC/TC", "bound Eq. 22", "limit Eq. 23",
+                 "verdict"};
     for (const auto& e : j.value("speedups", json::array())) {
       std::vector<Cell> row;
       row.push_back(label(str(e, "kernel")));
+      row.push_back(text_cell(str(e, "precision"), 1));
       row.push_back(text_cell(size_text(e.value("size", json())), 1));
       row.push_back(num_cell(num(e, "working_set_bytes"), Dimension::bytes, s.caption_note));
       row.push_back(text_cell(str(e, "memory_level"), 1));
@@ -465,20 +469,27 @@ void results_tables(const ReportInput& in, std::vector<Table>& out) {
 
     Table g;
     g.id = stem + "-geomeans";
-    g.title = "Geometric means of CC/TC: " + who;
-    g.caption = "Geometric mean of T(CC)/T(TC) per kernel, inside and outside the L2 (the paper splits at half the L2).";
+    g.title = "Geometric means of the speedups: " + who;
+    g.caption = "Geometric means per kernel, inside and outside the L2 (the paper splits at half the L2): the "
+                "tensor-core speedup T(CC)/T(TC), and its inverse, the CUDA cores' speedup over tensor cores "
+                "(GPGPU'25 Figure 6).";
     g.caption_note = g.notes.add(prov);
-    g.columns = {"kernel", "side", "CC/TC geomean", "count"};
+    g.columns = {"kernel", "prec.", "side", "T(CC)/T(TC) geomean", "CC speedup over TC", "count"};
     for (const auto& e : j.value("geomeans", json::array())) {
       std::vector<Cell> row;
       row.push_back(label(str(e, "kernel")));
+      row.push_back(text_cell(str(e, "precision"), 1));
       row.push_back(text_cell(str(e, "side"), 1));
-      row.push_back(num_cell(num(e, "cc_over_tc"), Dimension::dimensionless, g.caption_note, false));
+      auto cc_over_tc = num(e, "cc_over_tc");
+      row.push_back(num_cell(cc_over_tc, Dimension::dimensionless, g.caption_note, false));
+      // Older files lack the inverse; it is 1 / cc_over_tc by definition (validation.hpp).
+      auto inv = num(e, "cc_speedup_over_tc");
+      if (!inv && cc_over_tc && *cc_over_tc > 0) inv = 1.0 / *cc_over_tc;
+      Cell ic = num_cell(inv, Dimension::dimensionless, g.caption_note, false);
+      if (ic.source == "measured") ic.source = "derived";
+      row.push_back(ic);
       row.push_back(text_cell(str(e, "count"), 1));
       g.rows.push_back(std::move(row));
-    }
-    for (const auto& e : j.value("overlap_fits", json::array())) {
-      (void)e;  // shown in the JSON data; the geomeans table stays the paper's
     }
     if (!g.rows.empty()) out.push_back(std::move(g));
 
@@ -487,11 +498,12 @@ void results_tables(const ReportInput& in, std::vector<Table>& out) {
     f.title = "Overlap fits: " + who;
     f.caption = "phi of T = max(Tmem,Tcmp) + (1-phi) min(Tmem,Tcmp) + Tother fitted to the measurements (ours).";
     f.caption_note = f.notes.add(prov);
-    f.columns = {"kernel", "variant", "phi", "r\u00b2", "points"};
+    f.columns = {"kernel", "variant", "prec.", "phi", "r\u00b2", "points"};
     for (const auto& e : j.value("overlap_fits", json::array())) {
       std::vector<Cell> row;
       row.push_back(label(str(e, "kernel")));
       row.push_back(text_cell(str(e, "variant"), 1));
+      row.push_back(text_cell(str(e, "precision"), 1));
       row.push_back(bound_cell(num(e, "phi"), f.caption_note));
       row.push_back(bound_cell(num(e, "r2"), f.caption_note));
       row.push_back(text_cell(str(e, "points"), 1));
