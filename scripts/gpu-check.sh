@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Everything ceiling does on a GPU host, in one command, from a bundle (scripts/bundle.sh):
+#   bash scripts/gpu-check.sh BUNDLE OUTDIR [ID]
+# GPU tests, SASS checks, calibrate (--quick and full, timed), validate, report, `ceiling run
+# --quick` end to end, compute-sanitizer memcheck on the tiny GPU-test configurations.
+# Leaves OUTDIR/summary.log (read it first) and OUTDIR/all.tgz (every file written).
+set -uo pipefail
+B=${1:?usage: gpu-check.sh BUNDLE OUTDIR [ID]}
+O=${2:?usage: gpu-check.sh BUNDLE OUTDIR [ID]}
+ID=${3:-h200}
+W=$(mktemp -d)
+S=$O/summary.log
+mkdir -p "$O"
+here=$(cd "$(dirname "$0")" && pwd)
+ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+step() { echo "== $*" | tee -a "$S"; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu --format=csv | tee -a "$S"
+
+step "GPU tests"
+t=$(date +%s%N); timeout 300 "$B/bin/ceiling_gpu_tests" > "$W/gpu-tests.log" 2>&1; rc=$?
+echo "gpu tests rc=$rc $(ms $t) ms: $(grep -E 'test cases' "$W/gpu-tests.log" | tail -1)" | tee -a "$S"
+
+step "SASS"
+bash "$here/sass_check.sh" "$B/bin/ceiling" > "$W/sass-probes.txt" 2>&1; echo "probes sass rc=$?" | tee -a "$S"
+bash "$here/../kernels/check_sass.sh" "$B/bin/ceiling" "$W/sass-kernels.txt" > /dev/null 2>&1; echo "kernels sass rc=$?" | tee -a "$S"
+grep -E "DMMA=" "$W/sass-kernels.txt" | tee -a "$S"
+
+step "calibrate --quick"
+t=$(date +%s%N); timeout 120 "$B/bin/ceiling" calibrate --quick --base "$ID" --out "$W/quick/$ID.yaml" > "$W/calibrate-quick.log" 2>&1
+echo "calibrate --quick rc=$? wall $(ms $t) ms" | tee -a "$S"
+
+step "calibrate (full)"
+mkdir -p "$W/full"
+t=$(date +%s%N); timeout 400 "$B/bin/ceiling" calibrate --base "$ID" --out "$W/full/$ID.yaml" > "$W/calibrate-full.log" 2>&1
+echo "calibrate rc=$? wall $(ms $t) ms" | tee -a "$S"
+tail -40 "$W/calibrate-full.log" >> "$S"
+
+step "validate"
+t=$(date +%s%N); timeout 300 "$B/bin/ceiling" validate --hw "$W/full/$ID.yaml" --out "$W/full/$ID-validation.json" > "$W/validate.txt" 2> "$W/validate.log"
+echo "validate rc=$? wall $(ms $t) ms" | tee -a "$S"
+cat "$W/validate.txt" >> "$S"
+
+step "report"
+t=$(date +%s%N); timeout 120 "$B/bin/ceiling" report --hw "$W/full/$ID.yaml" --results "$W/full/$ID-validation.json" --out "$W/report" > "$W/report.log" 2>&1
+echo "report rc=$? wall $(ms $t) ms" | tee -a "$S"
+
+step "run --quick (end to end)"
+t=$(date +%s%N); (cd "$W" && timeout 400 "$B/bin/ceiling" run --quick --out "$W/run-quick" > "$W/run-quick.log" 2>&1)
+echo "run --quick rc=$? wall $(ms $t) ms" | tee -a "$S"
+
+step "memcheck"
+t=$(date +%s%N); timeout 240 compute-sanitizer --tool memcheck "$B/bin/ceiling_gpu_tests" > "$W/memcheck.log" 2>&1
+echo "memcheck rc=$? $(ms $t) ms: $(grep -E 'ERROR SUMMARY' "$W/memcheck.log" | tail -1)" | tee -a "$S"
+
+tar -C "$W" -czf "$O/all.tgz" . && echo "files: $O/all.tgz" | tee -a "$S"
