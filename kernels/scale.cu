@@ -1,5 +1,7 @@
 // SCALE a = q * b (STREAM scale, GPGPU'25 §3.1): W = n, Q = 2 n D (scale_model).
-// CUDA-core: 16-byte vectors, grid-stride, several loads in flight per thread.
+// CUDA-core: one 16-byte vector per thread, the grid covering the whole array (the layout the
+// dram-bandwidth probe found fastest for scale on an H200); both variants use streaming
+// (evict-first) loads/stores when the working set exceeds half the L2, plain ones inside it.
 // Tensor-core: A = B (qI) with FP64 mma.m8n8k4 (the paper's Figure 5): each warp views 64
 // consecutive values as two 8x4 tiles, multiplies each by [qI | 0] (4x8) and writes the result
 // back to the same positions; only 1/8 of the tensor-core work is useful.
@@ -15,7 +17,17 @@ namespace ceiling::kernels {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kUnroll = 4;  // independent 16-byte loads in flight per thread
+
+template <bool Streaming, class V>
+__device__ __forceinline__ V load16(const V* p) {
+  if constexpr (Streaming) return __ldcs(p);
+  else return *p;
+}
+template <bool Streaming, class V>
+__device__ __forceinline__ void store16(V* p, const V& v) {
+  if constexpr (Streaming) __stcs(p, v);
+  else *p = v;
+}
 
 template <class T> struct Vec16;
 template <> struct Vec16<double> {
@@ -29,25 +41,17 @@ template <> struct Vec16<float> {
   __device__ static type mul(type v, float q) { return {v.x * q, v.y * q, v.z * q, v.w * q}; }
 };
 
-template <class T>
+template <class T, bool Streaming>
 __global__ void __launch_bounds__(kThreads) scale_cuda_core(const T* __restrict__ b, T* __restrict__ a,
                                                             T q, long long n) {
   using V = typename Vec16<T>::type;
   const long long nv = n / Vec16<T>::lanes;
   const V* __restrict__ bv = reinterpret_cast<const V*>(b);
   V* __restrict__ av = reinterpret_cast<V*>(a);
-  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-  const long long tid = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  long long i = tid;
-  for (; i + (kUnroll - 1) * stride < nv; i += kUnroll * stride) {
-    V v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = bv[i + u * stride];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) av[i + u * stride] = Vec16<T>::mul(v[u], q);
-  }
-  for (; i < nv; i += stride) av[i] = Vec16<T>::mul(bv[i], q);
-  for (long long j = nv * Vec16<T>::lanes + tid; j < n; j += stride) a[j] = q * b[j];
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < nv) store16<Streaming>(av + i, Vec16<T>::mul(load16<Streaming>(bv + i), q));
+  const long long tail = nv * Vec16<T>::lanes;
+  if (i < n - tail) a[tail + i] = q * b[tail + i];
 }
 
 // One warp scales 64 values (32 double2) with two DMMAs. Lane l = 4g+t holds values 8g+2t and
@@ -71,6 +75,7 @@ __device__ __forceinline__ void scale_tile_tc(const double2 v, const double bq, 
   }
 }
 
+template <bool Streaming>
 __global__ void __launch_bounds__(kThreads) scale_tensor_core_fp64(const double* __restrict__ b,
                                                                    double* __restrict__ a, double q,
                                                                    long long n) {
@@ -78,27 +83,14 @@ __global__ void __launch_bounds__(kThreads) scale_tensor_core_fp64(const double*
   const int g = lane >> 2, t = lane & 3;
   const double bq = (t == g) ? q : 0.0;  // B[t][g] of [qI | 0]
   const long long tiles = n / 64;        // n % 64 == 0 (size_for rounds)
-  const long long warps = (static_cast<long long>(gridDim.x) * blockDim.x) >> 5;
-  long long w = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const long long w = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const double2* __restrict__ bv = reinterpret_cast<const double2*>(b);
   double2* __restrict__ av = reinterpret_cast<double2*>(a);
-  for (; w + (kUnroll - 1) * warps < tiles; w += kUnroll * warps) {
-    double2 v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = bv[(w + u * warps) * 32 + lane];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      double2 out;
-      int slot;
-      scale_tile_tc(v[u], bq, lane, out, slot);
-      av[(w + u * warps) * 32 + slot] = out;
-    }
-  }
-  for (; w < tiles; w += warps) {
+  if (w < tiles) {  // warp-uniform: the mma needs the whole warp
     double2 out;
     int slot;
-    scale_tile_tc(bv[w * 32 + lane], bq, lane, out, slot);
-    av[w * 32 + slot] = out;
+    scale_tile_tc(load16<Streaming>(bv + w * 32 + lane), bq, lane, out, slot);
+    store16<Streaming>(av + w * 32 + slot, out);
   }
 }
 
@@ -106,12 +98,18 @@ template <class T>
 class ScaleInstance final : public KernelInstance {
  public:
   ScaleInstance(long long n, ComputeUnit unit) : n_(n), unit_(unit), b_(n), a_(n) {
+    long long threads_needed;
     if (unit_ == ComputeUnit::tensor_core) {
       if (n % 64 != 0) throw std::invalid_argument("tensor-core SCALE needs n % 64 == 0, got " + std::to_string(n));
-      grid_ = grid_for(static_cast<long long>(kThreads / 32) * kUnroll, n / 64);
+      threads_needed = n / 64 * 32;  // one warp per 64-value tile
     } else {
-      grid_ = grid_for(static_cast<long long>(kThreads) * kUnroll, n / Vec16<T>::lanes + 1);
+      threads_needed = std::max<long long>(n / Vec16<T>::lanes, n % Vec16<T>::lanes);
     }
+    grid_ = static_cast<int>(std::max<long long>(1, (threads_needed + kThreads - 1) / kThreads));
+    int dev = 0, l2 = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    streaming_ = 2.0 * static_cast<double>(n) * sizeof(T) > 0.5 * l2;  // same split as validate
   }
   void randomize(std::uint64_t seed) override {
     seed_ = seed;
@@ -122,10 +120,16 @@ class ScaleInstance final : public KernelInstance {
   void poison_output() override { poison(a_.data(), a_.bytes()); }
   void launch(cudaStream_t s) override {
     if (unit_ == ComputeUnit::tensor_core) {
-      if constexpr (std::is_same_v<T, double>)
-        scale_tensor_core_fp64<<<grid_, kThreads, 0, s>>>(b_.data(), a_.data(), q_, n_);
+      if constexpr (std::is_same_v<T, double>) {
+        if (streaming_)
+          scale_tensor_core_fp64<true><<<grid_, kThreads, 0, s>>>(b_.data(), a_.data(), q_, n_);
+        else
+          scale_tensor_core_fp64<false><<<grid_, kThreads, 0, s>>>(b_.data(), a_.data(), q_, n_);
+      }
+    } else if (streaming_) {
+      scale_cuda_core<T, true><<<grid_, kThreads, 0, s>>>(b_.data(), a_.data(), q_, n_);
     } else {
-      scale_cuda_core<T><<<grid_, kThreads, 0, s>>>(b_.data(), a_.data(), q_, n_);
+      scale_cuda_core<T, false><<<grid_, kThreads, 0, s>>>(b_.data(), a_.data(), q_, n_);
     }
     CUDA_CHECK_LAUNCH();
   }
@@ -161,6 +165,7 @@ class ScaleInstance final : public KernelInstance {
   ComputeUnit unit_;
   gpu::DeviceBuffer<T> b_, a_;
   int grid_ = 1;
+  bool streaming_ = false;
   std::uint64_t seed_ = 1;
   T q_ = 1;
 };
@@ -173,8 +178,8 @@ KernelVariant scale_variant(ComputeUnit unit) {
   v.unit = unit;
   v.precision = p;
   const bool tc = unit == ComputeUnit::tensor_core;
-  v.description = tc ? "A = B (qI), FP64 mma.m8n8k4 on 8x4 tiles of the vector, 16-byte loads/stores"
-                     : "a = q b, 16-byte vectors, grid-stride, 4 loads in flight per thread";
+  v.description = tc ? "A = B (qI), FP64 mma.m8n8k4, one warp per 64-value tile, 16-byte loads/stores"
+                     : "a = q b, one 16-byte vector per thread over the whole array";
   // GPGPU'25 §5.1: 1/max(m,n) of the tile's work is useful (1/8 on m8n8k4), from the model.
   v.tensor_core_fraction = tc ? scale_model(64, p).tensor_core_fraction : 1.0;
   // W, Q and the working set (b and a, distinct arrays) are the model's.

@@ -5,7 +5,7 @@
 # --quick` end to end, compute-sanitizer memcheck on the tiny GPU-test configurations.
 # Leaves OUTDIR/summary.log (read it first) and OUTDIR/all.tgz (every file written).
 set -uo pipefail
-B=${1:?usage: gpu-check.sh BUNDLE OUTDIR [ID]}
+B=$(cd "${1:?usage: gpu-check.sh BUNDLE OUTDIR [ID]}" && pwd)
 O=${2:?usage: gpu-check.sh BUNDLE OUTDIR [ID]}
 ID=${3:-h200}
 W=$(mktemp -d)
