@@ -203,7 +203,7 @@ int run_calibrate(const CalibrateOptions& opt) {
   d.identity.uuid = dev.uuid;
   d.identity.sm_count = dev.sm_count;
   d.identity.compute_capability = dev.compute_capability();
-  d.identity.driver = version_string(dev.driver_version);
+  d.identity.driver = dev.driver_text();
   d.identity.cuda_version = version_string(dev.runtime_version);
   if (!out.parent_path().empty()) fs::create_directories(out.parent_path());
   const fs::path pj_path = probes_json_path(out);

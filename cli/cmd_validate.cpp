@@ -101,7 +101,7 @@ int run_validate(const ValidateOptions& opt) {
   rep.device.uuid = info.uuid;
   rep.device.sm_count = info.sm_count;
   rep.device.compute_capability = info.compute_capability();
-  rep.device.driver = std::to_string(info.driver_version / 1000) + "." + std::to_string(info.driver_version % 1000 / 10);
+  rep.device.driver = info.driver_text();
   rep.device.cuda_version = std::to_string(info.runtime_version / 1000) + "." + std::to_string(info.runtime_version % 1000 / 10);
   rep.device.l2_bytes = l2;
   rep.descriptor_id = hw.id;

@@ -2,6 +2,8 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
+#include <regex>
 #include <string>
 
 #include "gpu.hpp"
@@ -10,6 +12,22 @@ namespace ceiling::gpu {
 
 std::string DeviceInfo::compute_capability() const {
   return std::to_string(cc_major) + "." + std::to_string(cc_minor);
+}
+
+std::string DeviceInfo::driver_text() const {
+  if (!driver_release.empty()) return driver_release;
+  return "CUDA " + std::to_string(driver_version / 1000) + "." + std::to_string(driver_version % 1000 / 10) +
+         " driver";
+}
+
+// "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  ..." -> "580.159.04" (Linux only).
+static std::string read_driver_release() {
+  std::ifstream f("/proc/driver/nvidia/version");
+  std::string line;
+  if (!std::getline(f, line)) return {};
+  std::smatch m;
+  static const std::regex re(R"(Kernel Module(?: for [a-z0-9_]+)?\s+([0-9]+(?:\.[0-9]+)+))");
+  return std::regex_search(line, m, re) ? m[1].str() : std::string{};
 }
 
 int device_count() {
@@ -58,6 +76,7 @@ DeviceInfo query_device(int ordinal) {
   d.memory_bus_width_bits = p.memoryBusWidth;
   CUDA_CHECK(cudaDriverGetVersion(&d.driver_version));
   CUDA_CHECK(cudaRuntimeGetVersion(&d.runtime_version));
+  d.driver_release = read_driver_release();
   return d;
 }
 

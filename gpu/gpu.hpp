@@ -24,9 +24,12 @@ struct DeviceInfo {
   int shared_per_block_optin_bytes = 0;
   int max_threads_per_sm = 0;
   int memory_bus_width_bits = 0;
-  int driver_version = 0;     // cudaDriverGetVersion, e.g. 13000
+  int driver_version = 0;     // cudaDriverGetVersion, e.g. 13000 (the driver's CUDA API level)
+  std::string driver_release; // NVIDIA driver release, e.g. "580.159.04" (/proc/driver/nvidia/version); may be empty
   int runtime_version = 0;
   std::string compute_capability() const;  // "9.0"
+  // The release when known, else the CUDA API level: "580.159.04" or "CUDA 13.0 driver".
+  std::string driver_text() const;
 };
 
 // Number of CUDA devices; 0 (not an exception) when there is no driver or no GPU.

@@ -80,6 +80,18 @@ TEST_CASE("show: measured values win under auto, spec under --source spec, and s
   const fs::path dir = fs::temp_directory_path() / ("ceiling-show-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   ceiling::HardwareDescriptor d = ceiling::load_descriptor(fs::path(CEILING_SOURCE_DIR) / "hardware" / "h200.yaml");
+  // Start from the datasheet figures alone (the shipped file is calibrated): one measurement added.
+  const auto spec_only = [](ceiling::Field& f) { f.measured.reset(); };
+  spec_only(d.sm_clock);
+  spec_only(d.memory_clock);
+  for (auto& [kind, level] : d.memory) {
+    for (ceiling::Field* f : {&level.capacity, &level.bandwidth, &level.bandwidth_per_sm, &level.latency}) spec_only(*f);
+    for (auto& [name, f] : level.patterns) spec_only(f);
+    for (auto& [name, f] : level.extra) spec_only(f);
+  }
+  for (auto& [unit, per_precision] : d.compute)
+    for (auto& [precision, f] : per_precision) spec_only(f);
+  d.tensor_instructions.clear();
   ceiling::MeasuredValue m{4.3e12, 4.2e12, 4.35e12, 20, 0.004, "dram-bandwidth", "2026-11-21T11:00:00Z", 1.98e9,
                            false, "copy"};
   d.set_measured("memory.dram.bandwidth", m);

@@ -357,7 +357,8 @@ TEST_CASE("descriptor: shipped descriptors carry the papers' and datasheets' fig
   CHECK(*h200.bandwidth(MemoryLevelKind::dram, spec) == 4.8e12);
   CHECK(h200.find_field("memory.dram.capacity")->spec->value == 141e9);
   CHECK(*h200.peak(ComputeUnit::tensor_core, Precision::fp64, spec) == 67e12);
-  CHECK_FALSE(h200.sm_clock.present());  // not in the datasheet: missing, not invented
+  CHECK_FALSE(h200.sm_clock.spec);  // not in the datasheet: missing, not invented
+  CHECK(h200.sm_clock.measured);    // the shipped H200 file is calibrated by our probes
 }
 
 TEST_CASE("descriptor: any damaged line gives a DescriptorError inside the file, never another exception") {
