@@ -45,7 +45,11 @@ std::string no_gpu_reason() {
   if (e == cudaSuccess && n > 0) return {};
   cudaGetLastError();
   if (e == cudaSuccess) return "no CUDA device found";
-  return std::string("no usable CUDA device (") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + ")";
+  const std::string detail = std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+  // Without a loaded NVIDIA kernel module the runtime reports an "insufficient" driver; say what it is.
+  if ((e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice) && read_driver_release().empty())
+    return "no NVIDIA driver loaded on this machine (" + detail + ")";
+  return "no usable CUDA device (" + detail + ")";
 }
 
 static std::string format_uuid(const cudaUUID_t& u) {
