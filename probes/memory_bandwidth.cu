@@ -35,6 +35,9 @@ int arrays_touched(StreamPattern p) {
   return 0;
 }
 
+// L2 layout 2: rounds of U x blockDim 16-byte loads per block, i.e. its chunk size.
+constexpr int kL2ChunkRounds = 8;
+
 std::string LaunchConfig::str() const {
   static const char* flavors[] = {"ld/st.cs", "ld.nc.L2::256B", "ld.nc"};
   return (blocks_per_sm > 0 ? std::to_string(blocks_per_sm) + " blocks/SM" : std::string("grid over the array")) +
@@ -43,8 +46,12 @@ std::string LaunchConfig::str() const {
 }
 
 std::string LaunchConfig::l2_str() const {
+  const std::string load = flavor == 0 ? "ld.cg" : "ld.nc.L1::no_allocate";
+  if (layout == 2)
+    return "short blocks of " + std::to_string(threads) + " threads x unroll " + std::to_string(unroll) +
+           ", one " + std::to_string(threads * unroll * kL2ChunkRounds * 16 / 1024) + " KiB chunk each, " + load;
   return std::to_string(blocks_per_sm) + " blocks/SM x " + std::to_string(threads) + " threads x unroll " +
-         std::to_string(unroll) + ", " + (flavor == 0 ? "ld.cg" : "ld.nc.L1::no_allocate") + ", " +
+         std::to_string(unroll) + ", " + load + ", " +
          (layout == 0 ? "a slice per block" : "all blocks over the whole buffer");
 }
 
@@ -288,26 +295,43 @@ __device__ __forceinline__ uint4 l2_load(const uint4* p) {
 
 // Layout 0: each block re-reads its own contiguous slice (lines stay in the L2 partition next
 // to its SM, so the whole L2 holds the buffer). Layout 1: every block strides over the whole
-// buffer (each line read by all SMs).
+// buffer (each line read by all SMs). Layout 2: many short-lived blocks, each reading one
+// contiguous chunk of kL2ChunkRounds x U x blockDim uint4 once (block b reads chunk b mod chunks;
+// the grid holds `passes` rounds of all chunks), so every SM streams from every L2 partition
+// with no long-lived block state (the shape of gpu-benches' L2 test, written anew here).
+
+template <int U, int F>
+__device__ __forceinline__ unsigned long long l2_read_range(const uint4* __restrict__ w, std::size_t j,
+                                                            std::size_t hi, std::size_t step) {
+  unsigned long long acc = 0;
+  for (; j + (U - 1) * step < hi; j += U * step) {
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = l2_load<F>(w + j + u * step);
+#pragma unroll
+    for (int u = 0; u < U; ++u) acc += static_cast<unsigned long long>(v[u].x) + v[u].y + v[u].z + v[u].w;
+  }
+  for (; j < hi; j += step) {
+    const uint4 v = l2_load<F>(w + j);
+    acc += static_cast<unsigned long long>(v.x) + v.y + v.z + v.w;
+  }
+  return acc;
+}
+
 template <int U, int F, int L>
 __global__ void l2_kernel(const uint4* __restrict__ w, std::size_t n, int passes, unsigned long long* sum) {
-  const std::size_t lo = L == 0 ? n * blockIdx.x / gridDim.x : blockIdx.x * static_cast<std::size_t>(blockDim.x);
-  const std::size_t hi = L == 0 ? n * (blockIdx.x + 1) / gridDim.x : n;
-  const std::size_t step = L == 0 ? blockDim.x : static_cast<std::size_t>(gridDim.x) * blockDim.x;
   unsigned long long acc = 0;
-  for (int pass = 0; pass < passes; ++pass) {
-    std::size_t j = lo + threadIdx.x;
-    for (; j + (U - 1) * step < hi; j += U * step) {
-      uint4 v[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u) v[u] = l2_load<F>(w + j + u * step);
-#pragma unroll
-      for (int u = 0; u < U; ++u) acc += static_cast<unsigned long long>(v[u].x) + v[u].y + v[u].z + v[u].w;
-    }
-    for (; j < hi; j += step) {
-      const uint4 v = l2_load<F>(w + j);
-      acc += static_cast<unsigned long long>(v.x) + v.y + v.z + v.w;
-    }
+  if constexpr (L == 2) {
+    const std::size_t chunk = static_cast<std::size_t>(blockDim.x) * U * kL2ChunkRounds;
+    const std::size_t chunks = (n + chunk - 1) / chunk;
+    const std::size_t lo = (blockIdx.x % chunks) * chunk;
+    const std::size_t hi = lo + chunk < n ? lo + chunk : n;
+    acc = l2_read_range<U, F>(w, lo + threadIdx.x, hi, blockDim.x);
+  } else {
+    const std::size_t lo = L == 0 ? n * blockIdx.x / gridDim.x : blockIdx.x * static_cast<std::size_t>(blockDim.x);
+    const std::size_t hi = L == 0 ? n * (blockIdx.x + 1) / gridDim.x : n;
+    const std::size_t step = L == 0 ? blockDim.x : static_cast<std::size_t>(gridDim.x) * blockDim.x;
+    for (int pass = 0; pass < passes; ++pass) acc += l2_read_range<U, F>(w, lo + threadIdx.x, hi, step);
   }
   for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffU, acc, o);
   if ((threadIdx.x & 31) == 0) atomicAdd(sum, acc);
@@ -325,10 +349,11 @@ L2Fn l2_fn_u(int unroll) {
   throw std::invalid_argument("l2: unroll must be 1, 2, 4 or 8");
 }
 L2Fn l2_fn(const LaunchConfig& c) {
-  if (c.flavor < 0 || c.flavor > 1 || c.layout < 0 || c.layout > 1)
-    throw std::invalid_argument("l2: flavor and layout must be 0 or 1");
+  if (c.flavor < 0 || c.flavor > 1 || c.layout < 0 || c.layout > 2)
+    throw std::invalid_argument("l2: flavor must be 0 or 1, layout 0, 1 or 2");
   if (c.layout == 0) return c.flavor == 0 ? l2_fn_u<0, 0>(c.unroll) : l2_fn_u<1, 0>(c.unroll);
-  return c.flavor == 0 ? l2_fn_u<0, 1>(c.unroll) : l2_fn_u<1, 1>(c.unroll);
+  if (c.layout == 1) return c.flavor == 0 ? l2_fn_u<0, 1>(c.unroll) : l2_fn_u<1, 1>(c.unroll);
+  return c.flavor == 0 ? l2_fn_u<0, 2>(c.unroll) : l2_fn_u<1, 2>(c.unroll);
 }
 
 // ---- per-SM L1 / shared: one 1024-thread block per SM, 16-byte loads, clock64 per block ----
@@ -522,7 +547,11 @@ BandwidthResult l2_bandwidth(std::size_t buffer_bytes, int passes, const std::ve
   long long launches = 0;
   bool counting = false;
   auto launch = [&](const LaunchConfig& cfg, cudaStream_t s) {
-    l2_fn(cfg)<<<cfg.blocks_per_sm * sms, cfg.threads, 0, s>>>(w.data(), n, passes, sum.data());
+    // Layout 2: the grid is `passes` rounds of every chunk; otherwise blocks per SM x SMs.
+    const std::size_t chunk = static_cast<std::size_t>(cfg.threads) * cfg.unroll * kL2ChunkRounds;
+    const std::size_t grid = cfg.layout == 2 ? (n + chunk - 1) / chunk * static_cast<std::size_t>(passes)
+                                             : static_cast<std::size_t>(cfg.blocks_per_sm) * sms;
+    l2_fn(cfg)<<<static_cast<unsigned>(grid), cfg.threads, 0, s>>>(w.data(), n, passes, sum.data());
     if (counting) ++launches;
   };
   auto fit = [&](const LaunchConfig& cfg) { return fit_blocks(l2_fn(cfg), cfg.threads, cfg.blocks_per_sm); };

@@ -300,11 +300,12 @@ ProbeOutput run_l2(const ProbeContext& ctx) {
   opt.warmup = 2;
   opt.repeats = ctx.quick ? 10 : 20;
   std::vector<mem::LaunchConfig> cands, slice_cands;
-  for (int layout : {0, 1})
+  for (int layout : {0, 1, 2})
     for (int f : {0, 1})
       for (int u : ctx.quick ? std::vector<int>{4} : std::vector<int>{2, 4, 8})
         for (int t : ctx.quick ? std::vector<int>{512} : std::vector<int>{256, 512, 1024})
           for (int bps : {1024 / t, 2048 / t}) {
+            if (layout == 2 && bps != 1024 / t) continue;  // layout 2 sizes its grid from the buffer
             cands.push_back({std::max(1, bps), t, u, f, layout});
             // ld.nc's lines leave the L2 sooner under pressure (seen on H200): ld.cg for capacity.
             if (layout == 0 && f == 0) slice_cands.push_back(cands.back());

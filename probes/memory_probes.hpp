@@ -64,7 +64,8 @@ struct LaunchConfig {
   // plain stores, 2 = plain ld.nc / st.
   int flavor = 0;
   // L2 kernel: 0 = each block re-reads its own slice, 1 = every block strides over the whole
-  // buffer (lines shared by all SMs). L2 flavors: 0 = ld.cg, 1 = ld.nc.L1::no_allocate.
+  // buffer (lines shared by all SMs), 2 = many short blocks, one contiguous chunk each.
+  // L2 flavors: 0 = ld.cg, 1 = ld.nc.L1::no_allocate.
   int layout = 0;
   std::string str() const;     // stream kernels
   std::string l2_str() const;  // L2 kernel
