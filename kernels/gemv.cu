@@ -16,7 +16,8 @@
 namespace ceiling::kernels {
 namespace {
 
-constexpr int kCcThreads = 256;  // 8 rows per block
+constexpr int kCcThreads = 128;  // 4 rows per block: finer blocks even out the last wave (H100 3328^2)
+constexpr int kCcRows = kCcThreads / 32;
 constexpr int kCcUnroll = 8;  // 4 KiB of A in flight per warp
 constexpr int kTcWarps = 8;      // warps splitting the columns of one 8-row block
 constexpr int kTcLoads = 4;      // double2 per lane per step: 32 columns per warp step (x2 buffered)
@@ -131,7 +132,7 @@ class GemvInstance final : public KernelInstance {
     if (unit_ == ComputeUnit::tensor_core)
       gemv_tensor_core<<<static_cast<unsigned>(m_ / 8), kTcWarps * 32, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
     else
-      gemv_cuda_core<<<static_cast<unsigned>((m_ + 7) / 8), kCcThreads, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
+      gemv_cuda_core<<<static_cast<unsigned>((m_ + kCcRows - 1) / kCcRows), kCcThreads, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
     CUDA_CHECK_LAUNCH();
   }
   Verification verify() override {
