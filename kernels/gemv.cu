@@ -1,5 +1,7 @@
 // GEMV y = A x, A m x n row-major FP64 (GPGPU'25 §3.2): W = 2mn, Q = (mn + m + n) D (gemv_model).
-// CUDA-core: one warp per row, 16-byte loads, 8 loads in flight, shuffle reduction.
+// CUDA-core: one warp per row, 16-byte loads, 8 loads in flight, shuffle reduction; rows per
+// block (2, 4 or 8) chosen per size by timing each once (measured: 8 rows won on an H200 at
+// 3968^2 and 7936^2, 4 rows on an H100 at 3328^2, by 5-15%: block geometry, not bandwidth).
 // Tensor-core: a block of 8 warps owns 8 rows; per FP64 mma.m8n8k4 a warp multiplies an 8x4 tile
 // of A (8 rows x 4 columns) by a 4x8 B whose every column is the matching piece of x, so D
 // accumulates the 8 partial dot products (1/8 of the tensor-core work is useful); the 8 warps
@@ -16,13 +18,12 @@
 namespace ceiling::kernels {
 namespace {
 
-constexpr int kCcThreads = 128;  // 4 rows per block: finer blocks even out the last wave (H100 3328^2)
-constexpr int kCcRows = kCcThreads / 32;
 constexpr int kCcUnroll = 8;  // 4 KiB of A in flight per warp
 constexpr int kTcWarps = 8;      // warps splitting the columns of one 8-row block
 constexpr int kTcLoads = 4;      // double2 per lane per step: 32 columns per warp step (x2 buffered)
 
-__global__ void __launch_bounds__(kCcThreads) gemv_cuda_core(const double* __restrict__ A,
+template <int Rows>
+__global__ void __launch_bounds__(Rows * 32) gemv_cuda_core(const double* __restrict__ A,
                                                             const double* __restrict__ x,
                                                             double* __restrict__ y, long long m,
                                                             long long n) {
@@ -126,13 +127,14 @@ class GemvInstance final : public KernelInstance {
     fill_random(A_.data(), m_ * n_, seed_);
     fill_random(x_.data(), n_, seed_ ^ kXSalt);
     CUDA_CHECK(cudaDeviceSynchronize());
+    if (unit_ == ComputeUnit::cuda_core && cc_rows_ == 0) tune_cuda_core();
   }
   void poison_output() override { poison(y_.data(), y_.bytes()); }
   void launch(cudaStream_t s) override {
     if (unit_ == ComputeUnit::tensor_core)
       gemv_tensor_core<<<static_cast<unsigned>(m_ / 8), kTcWarps * 32, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
     else
-      gemv_cuda_core<<<static_cast<unsigned>((m_ + kCcRows - 1) / kCcRows), kCcThreads, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
+      launch_cuda_core(cc_rows_ ? cc_rows_ : 8, s);
     CUDA_CHECK_LAUNCH();
   }
   Verification verify() override {
@@ -170,7 +172,51 @@ class GemvInstance final : public KernelInstance {
   }
 
  private:
+  void launch_cuda_core(int rows, cudaStream_t s) {
+    const auto grid = static_cast<unsigned>((m_ + rows - 1) / rows);
+    switch (rows) {
+      case 2: gemv_cuda_core<2><<<grid, 64, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_); break;
+      case 4: gemv_cuda_core<4><<<grid, 128, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_); break;
+      default: gemv_cuda_core<8><<<grid, 256, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_); break;
+    }
+  }
+  // Times each block shape once (median of 5, in the L2 state validate will time it in) and keeps
+  // the fastest: the CUDA-core side gets its best launch, as the probes search theirs.
+  void tune_cuda_core() {
+    int dev = 0, l2 = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    const bool cold = static_cast<double>(A_.bytes() + x_.bytes() + y_.bytes()) > 0.5 * l2;
+    cudaEvent_t a, b;
+    CUDA_CHECK(cudaEventCreate(&a));
+    CUDA_CHECK(cudaEventCreate(&b));
+    double best = -1;
+    for (int rows : {2, 4, 8}) {
+      launch_cuda_core(rows, nullptr);  // warm-up
+      CUDA_CHECK_LAUNCH();
+      std::vector<double> t;
+      for (int r = 0; r < 5; ++r) {
+        if (cold) gpu::flush_l2(nullptr);
+        CUDA_CHECK(cudaEventRecord(a));
+        launch_cuda_core(rows, nullptr);
+        CUDA_CHECK(cudaEventRecord(b));
+        CUDA_CHECK(cudaEventSynchronize(b));
+        float ms = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+        t.push_back(ms);
+      }
+      const double med = median(t);
+      if (best < 0 || med < best) {
+        best = med;
+        cc_rows_ = rows;
+      }
+    }
+    CUDA_CHECK_NOTHROW(cudaEventDestroy(a));
+    CUDA_CHECK_NOTHROW(cudaEventDestroy(b));
+  }
+
   static constexpr std::uint64_t kXSalt = 0xC0FFEEull;
+  int cc_rows_ = 0;  // CUDA-core rows per block, 0 until tuned
   long long m_, n_;
   ComputeUnit unit_;
   gpu::DeviceBuffer<double> A_, x_, y_;
@@ -184,7 +230,7 @@ KernelVariant gemv_variant(ComputeUnit unit) {
   v.precision = Precision::fp64;
   const bool tc = unit == ComputeUnit::tensor_core;
   v.description = tc ? "8 rows per block, FP64 mma.m8n8k4 with x as every column of B, 8 warps split the columns, loads double-buffered"
-                     : "one warp per row, 16-byte loads, 8 in flight, shuffle reduction";
+                     : "one warp per row, 16-byte loads, 8 in flight, shuffle reduction, 2/4/8 rows per block tuned per size";
   v.tensor_core_fraction = tc ? 1.0 / 8.0 : 1.0;  // one useful column of the 8 in D
   const double frac = v.tensor_core_fraction;
   v.model = [frac](const ProblemSize& s) {
