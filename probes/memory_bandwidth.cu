@@ -46,10 +46,12 @@ std::string LaunchConfig::str() const {
 }
 
 std::string LaunchConfig::l2_str() const {
-  const std::string load = flavor == 0 ? "ld.cg" : "ld.nc.L1::no_allocate";
+  const char* loads[] = {"ld.cg", "ld.nc.L1::no_allocate", "8-byte ld.cg", "8-byte ld.global (L1-allocating)"};
+  const std::string load = flavor >= 0 && flavor < 4 ? loads[flavor] : "?";
+  const int bytes = flavor >= 2 ? 8 : 16;
   if (layout == 2)
     return "short blocks of " + std::to_string(threads) + " threads x unroll " + std::to_string(unroll) +
-           ", one " + std::to_string(threads * unroll * kL2ChunkRounds * 16 / 1024) + " KiB chunk each, " + load;
+           ", one " + std::to_string(threads * unroll * kL2ChunkRounds * bytes / 1024) + " KiB chunk each, " + load;
   return std::to_string(blocks_per_sm) + " blocks/SM x " + std::to_string(threads) + " threads x unroll " +
          std::to_string(unroll) + ", " + load + ", " +
          (layout == 0 ? "a slice per block" : "all blocks over the whole buffer");
@@ -318,6 +320,35 @@ __device__ __forceinline__ unsigned long long l2_read_range(const uint4* __restr
   return acc;
 }
 
+// Layout 2 with 8-byte loads (flavor 2: ld.global.cg, L1 bypassed; flavor 3: plain ld.global,
+// L1-allocating, as gpu-benches' L2 test does — kept only as a comparison, since L1 hits between
+// blocks on one SM would count as L2 bandwidth).
+template <int U, int F>
+__global__ void l2_kernel8(const uint4* __restrict__ w16, std::size_t n16, int, unsigned long long* sum) {
+  const uint2* __restrict__ w = reinterpret_cast<const uint2*>(w16);
+  const std::size_t n = 2 * n16;
+  const std::size_t chunk = static_cast<std::size_t>(blockDim.x) * U * kL2ChunkRounds;
+  const std::size_t chunks = (n + chunk - 1) / chunk;
+  const std::size_t lo = (blockIdx.x % chunks) * chunk;
+  const std::size_t hi = lo + chunk < n ? lo + chunk : n;
+  const std::size_t step = blockDim.x;
+  unsigned long long acc = 0;
+  std::size_t j = lo + threadIdx.x;
+  for (; j + (U - 1) * step < hi; j += U * step) {
+    uint2 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = F == 2 ? __ldcg(w + j + u * step) : w[j + u * step];
+#pragma unroll
+    for (int u = 0; u < U; ++u) acc += static_cast<unsigned long long>(v[u].x) + v[u].y;
+  }
+  for (; j < hi; j += step) {
+    const uint2 v = F == 2 ? __ldcg(w + j) : w[j];
+    acc += static_cast<unsigned long long>(v.x) + v.y;
+  }
+  for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffU, acc, o);
+  if ((threadIdx.x & 31) == 0) atomicAdd(sum, acc);
+}
+
 template <int U, int F, int L>
 __global__ void l2_kernel(const uint4* __restrict__ w, std::size_t n, int passes, unsigned long long* sum) {
   unsigned long long acc = 0;
@@ -348,9 +379,21 @@ L2Fn l2_fn_u(int unroll) {
   }
   throw std::invalid_argument("l2: unroll must be 1, 2, 4 or 8");
 }
+template <int F>
+L2Fn l2_fn8(int unroll) {
+  switch (unroll) {
+    case 2: return l2_kernel8<2, F>;
+    case 4: return l2_kernel8<4, F>;
+    case 8: return l2_kernel8<8, F>;
+    case 16: return l2_kernel8<16, F>;
+    case 32: return l2_kernel8<32, F>;
+  }
+  throw std::invalid_argument("l2: 8-byte unroll must be 2, 4, 8, 16 or 32");
+}
 L2Fn l2_fn(const LaunchConfig& c) {
+  if (c.layout == 2 && (c.flavor == 2 || c.flavor == 3)) return c.flavor == 2 ? l2_fn8<2>(c.unroll) : l2_fn8<3>(c.unroll);
   if (c.flavor < 0 || c.flavor > 1 || c.layout < 0 || c.layout > 2)
-    throw std::invalid_argument("l2: flavor must be 0 or 1, layout 0, 1 or 2");
+    throw std::invalid_argument("l2: flavor must be 0 or 1 (2, 3 with layout 2), layout 0, 1 or 2");
   if (c.layout == 0) return c.flavor == 0 ? l2_fn_u<0, 0>(c.unroll) : l2_fn_u<1, 0>(c.unroll);
   if (c.layout == 1) return c.flavor == 0 ? l2_fn_u<0, 1>(c.unroll) : l2_fn_u<1, 1>(c.unroll);
   return c.flavor == 0 ? l2_fn_u<0, 2>(c.unroll) : l2_fn_u<1, 2>(c.unroll);
@@ -548,7 +591,8 @@ BandwidthResult l2_bandwidth(std::size_t buffer_bytes, int passes, const std::ve
   bool counting = false;
   auto launch = [&](const LaunchConfig& cfg, cudaStream_t s) {
     // Layout 2: the grid is `passes` rounds of every chunk; otherwise blocks per SM x SMs.
-    const std::size_t chunk = static_cast<std::size_t>(cfg.threads) * cfg.unroll * kL2ChunkRounds;
+    const bool eight = cfg.flavor >= 2;  // 8-byte loads: a chunk covers half as many uint4
+    const std::size_t chunk = static_cast<std::size_t>(cfg.threads) * cfg.unroll * kL2ChunkRounds / (eight ? 2 : 1);
     const std::size_t grid = cfg.layout == 2 ? (n + chunk - 1) / chunk * static_cast<std::size_t>(passes)
                                              : static_cast<std::size_t>(cfg.blocks_per_sm) * sms;
     l2_fn(cfg)<<<static_cast<unsigned>(grid), cfg.threads, 0, s>>>(w.data(), n, passes, sum.data());

@@ -307,6 +307,8 @@ ProbeOutput run_l2(const ProbeContext& ctx) {
           for (int bps : {1024 / t, 2048 / t}) {
             if (layout == 2 && bps != 1024 / t) continue;  // layout 2 sizes its grid from the buffer
             cands.push_back({std::max(1, bps), t, u, f, layout});
+            if (layout == 2 && f == 0 && !ctx.quick)  // 8-byte ld.cg, deeper unroll (won on H200)
+              for (int k : {2, 4}) cands.push_back({std::max(1, bps), t, k * u, 2, layout});
             // ld.nc's lines leave the L2 sooner under pressure (seen on H200): ld.cg for capacity.
             if (layout == 0 && f == 0) slice_cands.push_back(cands.back());
           }
@@ -336,6 +338,23 @@ ProbeOutput run_l2(const ProbeContext& ctx) {
     }
   }
   out.fields.push_back({"memory.l2.bandwidth", best});
+
+  // Comparison only (not a descriptor value): gpu-benches' L2 test uses L1-allocating 8-byte
+  // loads; the same shape here, at L2/2, says how much of a gap to it is the load path.
+  json l1_alloc = nullptr;
+  if (!ctx.quick) {
+    const std::size_t buf = round_down(l2 * 0.5, 1 << 16);
+    const int passes = std::max(2, static_cast<int>(2 * GiB / static_cast<double>(buf)));
+    std::vector<mem::LaunchConfig> c3;
+    for (int t : {512, 1024})
+      for (int u : {8, 16, 32}) c3.push_back({1, t, u, 3, 2});
+    gpu::TimingOptions o3 = opt;
+    o3.repeats = 10;
+    const auto r = mem::l2_bandwidth(buf, passes, c3, o3, 3);
+    l1_alloc = {{"buffer_bytes", buf}, {"bytes_per_s", r.bytes_per_run / r.timing.summary.median},
+                {"config", r.config.l2_str()},
+                {"note", "L1-allocating loads, as gpu-benches' gpu-l2-cache; not used for memory.l2.bandwidth"}};
+  }
 
   // Capacity: the same re-reads over growing buffers; time per byte steps up once the buffer
   // no longer fits both L2 partitions.
@@ -393,7 +412,7 @@ ProbeOutput run_l2(const ProbeContext& ctx) {
   } else {
     spdlog::warn("l2-bandwidth: no capacity knee between {:.0f} and {:.0f} MiB", l2 / 2 / MiB, 4 * l2 / MiB);
   }
-  out.details = {{"runs", runs}, {"capacity_sweep", cap_sweep}, {"knee", knee_json}};
+  out.details = {{"runs", runs}, {"capacity_sweep", cap_sweep}, {"knee", knee_json}, {"l1_allocating_comparison", l1_alloc}};
   report(ctx, 1.0, "done");
   return out;
 }
