@@ -64,7 +64,14 @@ Measurement measure(const KernelVariant& v, const ProblemSize& s, const MeasureO
   KernelInstance* p = inst.get();
   const auto launch = [p](cudaStream_t st) { p->launch(st); };
   if (o.flush_l2) {
+    // A cold run whose repeats spread by more than 1% met interference (one H200 run: a SCALE
+    // median 5% above its own minimum and its neighbours): time it again, keep the steadiest of
+    // three attempts; time_cold flags what stays noisy.
     m.timing = time_cold(launch, o.warmup, o.repeats, o.stream);
+    for (int attempt = 1; attempt < 3 && m.timing.summary.cv > 0.01; ++attempt) {
+      gpu::Timing again = time_cold(launch, o.warmup, o.repeats, o.stream);
+      if (again.summary.cv < m.timing.summary.cv) m.timing = std::move(again);
+    }
   } else {
     gpu::TimingOptions probe;
     probe.warmup = o.warmup;
