@@ -2,6 +2,7 @@
 // P-chase plots; the fit is the classic dynamic-programming segmentation, each piece a line).
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -41,5 +42,20 @@ struct Knee {
 // `min_rise` (relative) above the plateau.
 std::vector<Knee> find_knees(std::span<const double> footprint, std::span<const double> y,
                              int max_segments = 8, double min_rise = 0.15, double flat_rise = 0.08);
+
+// Where y steps half-way from a knee's plateau to the next level, for capacities of caches whose
+// replacement blurs the step. The crossing is searched between the last sweep point below half-way
+// and the first one above it (not always the knee's own next point), with 7 points measured there
+// by `measure(footprint)` (rounded down to `grain` bytes); linear interpolation between the two
+// points that straddle half-way. `plateau_end` is the largest footprint seen within `plateau_tol`
+// of the plateau level.
+struct StepCrossing {
+  double capacity = 0;
+  double plateau_end = 0;
+  std::vector<double> fine_footprint, fine_y;  // the sampled points, in order
+};
+StepCrossing half_way_crossing(std::span<const double> footprint, std::span<const double> y, const Knee& k,
+                               const std::function<double(double)>& measure, double grain = 65536,
+                               double plateau_tol = 0.075);
 
 }  // namespace ceiling

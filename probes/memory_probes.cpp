@@ -381,26 +381,15 @@ ProbeOutput run_l2(const ProbeContext& ctx) {
   json knee_json = nullptr;
   if (!knees.empty() && knees.front().index + 1 < pts.size()) {
     const Knee& k = knees.front();
-    // Fine points between the plateau's last point and the next one.
-    const double lo = k.footprint, hi = static_cast<double>(pts[k.index + 1].footprint);
-    std::vector<SweepPoint> fine{pts[k.index]};
-    for (int j = 1; j < 8; ++j) {
-      const std::size_t f = round_down(lo + (hi - lo) * j / 8.0, 1 << 16);
-      fine.push_back({f, measure(f), 0});
-    }
-    fine.push_back(pts[k.index + 1]);
     // Capacity: where the time per byte crosses half-way from the L2 plateau to the next level
     // (a replacement policy that is not exact LRU blurs the step; its middle is the size).
-    const double mid = 0.5 * (k.level_before + k.level_after);
-    double cap = fine.back().footprint, plateau_end = lo;
-    for (std::size_t j = 1; j < fine.size(); ++j) {
-      if (fine[j].cycles <= k.level_before * 1.075) plateau_end = static_cast<double>(fine[j].footprint);
-      if (fine[j - 1].cycles < mid && fine[j].cycles >= mid) {
-        const double t = (mid - fine[j - 1].cycles) / (fine[j].cycles - fine[j - 1].cycles);
-        cap = static_cast<double>(fine[j - 1].footprint) + t * static_cast<double>(fine[j].footprint - fine[j - 1].footprint);
-        break;
-      }
+    std::vector<double> fx, fy;
+    for (const auto& p : pts) {
+      fx.push_back(static_cast<double>(p.footprint));
+      fy.push_back(p.cycles);
     }
+    const StepCrossing cross = half_way_crossing(fx, fy, k, [&](double f) { return measure(static_cast<std::size_t>(f)); });
+    const double cap = cross.capacity, plateau_end = cross.plateau_end;
     const double v[1] = {std::round(cap / 65536) * 65536};
     char note[300];
     std::snprintf(note, sizeof note,

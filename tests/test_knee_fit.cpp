@@ -109,3 +109,44 @@ TEST_CASE("a flat curve has no knee, and a capacity off the grid lands next to i
   const auto expect = last_index_within(c.footprint, cap);
   CHECK(std::llabs(static_cast<long long>(knees[0].index) - static_cast<long long>(expect)) <= 1);
 }
+
+TEST_CASE("a short plateau whose piece absorbed the first rising point still gives its knee") {
+  // H200 L2 capacity sweep, 2026-11-21 (ps per byte vs MiB): the fit joined 50 MiB (+13%) to the
+  // 30-42 MiB plateau, tilting its line past the flatness test, and no knee was reported.
+  const std::vector<double> mib{30, 35, 42, 50, 60, 71, 84, 100, 120, 142, 169, 201, 240};
+  const std::vector<double> y{0.1224, 0.1224, 0.1238, 0.1387, 0.221, 0.2282, 0.2319,
+                              0.2358, 0.2371, 0.2346, 0.2357, 0.2376, 0.2377};
+  std::vector<double> f;
+  for (double m : mib) f.push_back(m * 1048576.0);
+  const auto knees = find_knees(f, y, 10, 0.15, 0.1);
+  REQUIRE(knees.size() == 1);
+  CHECK(knees[0].footprint >= 42 * 1048576.0);  // the step lies between 50 and 60 MiB
+  CHECK(knees[0].footprint <= 50 * 1048576.0);
+  CHECK(knees[0].level_before == doctest::Approx(0.125).epsilon(0.03));
+  CHECK(knees[0].level_after > 0.22);
+}
+
+TEST_CASE("half-way crossing: searched where the sweep crosses half-way, not only after the knee") {
+  const std::vector<double> mib{30, 35, 42, 50, 60, 71, 84, 100, 120, 142, 169, 201, 240};
+  const std::vector<double> y{0.1224, 0.1224, 0.1238, 0.1387, 0.221, 0.2282, 0.2319,
+                              0.2358, 0.2371, 0.2346, 0.2357, 0.2376, 0.2377};
+  std::vector<double> f;
+  for (double m : mib) f.push_back(m * 1048576.0);
+  const auto knees = find_knees(f, y, 10, 0.15, 0.1);
+  REQUIRE(knees.size() == 1);
+  // A step at 57 MiB between the 50 and 60 MiB points: lower level below it, upper above.
+  int calls = 0;
+  const auto measure = [&](double bytes) {
+    ++calls;
+    return bytes < 57 * 1048576.0 ? 0.1387 : 0.221;
+  };
+  const StepCrossing c = half_way_crossing(f, y, knees[0], measure);
+  CHECK(calls == 7);
+  CHECK(c.fine_footprint.front() == 50 * 1048576.0);  // not the knee's own 42 -> 50 MiB gap
+  CHECK(c.fine_footprint.back() == 60 * 1048576.0);
+  CHECK(c.capacity > 55 * 1048576.0);
+  CHECK(c.capacity < 58.5 * 1048576.0);
+  CHECK(c.plateau_end <= 50 * 1048576.0);
+  const Knee bad{12, f[12], 0.1, 0.2};
+  CHECK_THROWS(half_way_crossing(f, y, bad, measure));
+}
