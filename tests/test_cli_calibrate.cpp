@@ -1,5 +1,7 @@
 // `ceiling calibrate` paths that need no GPU: the probe list, and argument errors.
 #include <doctest/doctest.h>
+
+#include "cli_run.hpp"
 #include <sys/wait.h>
 
 #include <array>
@@ -9,23 +11,10 @@
 
 namespace {
 
-struct Run {
-  int rc = -1;
-  std::string out;
-};
+using Run = ceiling::test::CliRun;
 
 Run calibrate(const std::string& args, bool with_stderr = false) {
-  const std::string cmd =
-      std::string("'") + CEILING_BINARY + "' calibrate " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  Run r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return ceiling::test::run_ceiling("calibrate " + args, with_stderr);
 }
 
 }  // namespace

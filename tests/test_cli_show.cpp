@@ -1,5 +1,7 @@
 // `ceiling show` end to end: identity, ceilings, alpha and sources through the JSON and the text.
 #include <doctest/doctest.h>
+
+#include "cli_run.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,23 +17,10 @@
 
 namespace {
 
-struct ShowRun {
-  int rc = -1;
-  std::string out;
-};
+using ShowRun = ceiling::test::CliRun;
 
 ShowRun show(const std::string& args, bool with_stderr = false) {
-  const std::string cmd =
-      std::string("'") + CEILING_BINARY + "' show " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  ShowRun r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return ceiling::test::run_ceiling("show " + args, with_stderr);
 }
 
 nlohmann::json show_json(const std::string& args) {
