@@ -30,20 +30,6 @@ using nlohmann::json;
 
 namespace {
 
-// "NVIDIA H200" -> "h200"; "NVIDIA H100 80GB HBM3" -> "h100-80gb-hbm3".
-std::string id_from_name(std::string name) {
-  if (name.rfind("NVIDIA ", 0) == 0) name = name.substr(7);
-  std::string id;
-  for (char c : name) {
-    if (std::isalnum(static_cast<unsigned char>(c)))
-      id += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    else if (!id.empty() && id.back() != '-')
-      id += '-';
-  }
-  while (!id.empty() && id.back() == '-') id.pop_back();
-  return id.empty() ? "gpu" : id;
-}
-
 fs::path probes_json_path(const fs::path& out) {
   return out.parent_path() / (out.stem().string() + ".probes.json");
 }

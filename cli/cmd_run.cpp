@@ -44,20 +44,6 @@ double since(std::chrono::steady_clock::time_point t0) {
 }
 
 #ifdef CEILING_HAVE_CUDA
-// "NVIDIA H200" -> "h200"; "NVIDIA H100 80GB HBM3" -> "h100-80gb-hbm3".
-std::string id_from_name(std::string name) {
-  if (name.rfind("NVIDIA ", 0) == 0) name = name.substr(7);
-  std::string id;
-  for (char c : name) {
-    if (std::isalnum(static_cast<unsigned char>(c)))
-      id += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    else if (!id.empty() && id.back() != '-')
-      id += '-';
-  }
-  while (!id.empty() && id.back() == '-') id.pop_back();
-  return id.empty() ? "gpu" : id;
-}
-
 int run_on_gpu(const RunOptions& opt, const fs::path& out) {
   const auto t0 = std::chrono::steady_clock::now();
   const gpu::DeviceInfo dev = gpu::query_device(opt.device);

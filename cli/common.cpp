@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -46,6 +47,19 @@ fs::path resolve_hardware(const std::string& name_or_path) {
   for (const auto& p : shipped_descriptors()) ids += (ids.empty() ? "" : ", ") + p.stem().string();
   throw std::runtime_error("no descriptor file '" + name_or_path + "' and no shipped descriptor of that id (shipped: " +
                            ids + ", in " + hardware_dir().string() + ")");
+}
+
+std::string id_from_name(std::string name) {
+  if (name.rfind("NVIDIA ", 0) == 0) name = name.substr(7);
+  std::string id;
+  for (char c : name) {
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      id += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    else if (!id.empty() && id.back() != '-')
+      id += '-';
+  }
+  while (!id.empty() && id.back() == '-') id.pop_back();
+  return id.empty() ? "gpu" : id;
 }
 
 void setup_logging(int verbosity) {

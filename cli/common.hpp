@@ -67,6 +67,9 @@ std::vector<std::filesystem::path> shipped_descriptors();  // sorted
 // CUDA", ...). Never throws. Implemented in cli/gpu_detect.cpp.
 bool gpu_available(std::string* reason);
 
+// A descriptor id from a device name: "NVIDIA H200" -> "h200", "NVIDIA H100 80GB HBM3" -> "h100-80gb-hbm3".
+std::string id_from_name(std::string name);
+
 // Logs go to stderr; verbosity from -v/-q on the root app.
 void setup_logging(int verbosity);
 

@@ -299,15 +299,6 @@ void HardwareDescriptor::upsert_instruction(const TensorInstruction& ti) {
   tensor_instructions.push_back(ti);
 }
 
-DescriptorError::DescriptorError(std::string file, int line, int column, std::string key, std::string cause)
-    : std::runtime_error(file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " +
-                         (key.empty() ? "" : key + ": ") + cause),
-      file_(std::move(file)),
-      key_(std::move(key)),
-      cause_(std::move(cause)),
-      line_(line),
-      column_(column) {}
-
 bool operator==(const SpecValue& a, const SpecValue& b) {
   return a.value == b.value && a.reference == b.reference;
 }

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "input_error.hpp"
 #include "units.hpp"
 
 namespace ceiling {
@@ -145,18 +146,9 @@ struct HardwareDescriptor {
 };
 
 // Any problem in a descriptor file: message is "file:line:column: key: cause".
-class DescriptorError : public std::runtime_error {
+class DescriptorError : public InputFileError {
  public:
-  DescriptorError(std::string file, int line, int column, std::string key, std::string cause);
-  const std::string& file() const { return file_; }
-  int line() const { return line_; }
-  int column() const { return column_; }
-  const std::string& key() const { return key_; }
-  const std::string& cause() const { return cause_; }
-
- private:
-  std::string file_, key_, cause_;
-  int line_, column_;
+  using InputFileError::InputFileError;
 };
 
 // Strict load: unknown keys, wrong units/dimensions, non-positive values, missing required

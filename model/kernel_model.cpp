@@ -41,11 +41,6 @@ std::string precision_name(Precision p) { return std::string(to_string(p)); }
 
 }  // namespace
 
-KernelFileError::KernelFileError(std::string file, int line, int column, std::string key, std::string cause)
-    : std::runtime_error(file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " +
-                         (key.empty() ? std::string{} : key + ": ") + cause),
-      file_(std::move(file)), key_(std::move(key)), cause_(std::move(cause)), line_(line), column_(column) {}
-
 const std::vector<std::string>& kernel_kinds() {
   static const std::vector<std::string> kinds{"scale", "gemv", "spmv-csr", "spmv", "stencil", "gemm", "custom"};
   return kinds;

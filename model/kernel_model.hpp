@@ -46,18 +46,9 @@ KernelModel load_kernel_file(const std::filesystem::path& file);
 
 // --- added by model-eq ---
 // Any problem in a kernel file: message is "file:line:column: key: cause".
-class KernelFileError : public std::runtime_error {
+class KernelFileError : public InputFileError {
  public:
-  KernelFileError(std::string file, int line, int column, std::string key, std::string cause);
-  const std::string& file() const { return file_; }
-  int line() const { return line_; }
-  int column() const { return column_; }
-  const std::string& key() const { return key_; }
-  const std::string& cause() const { return cause_; }
-
- private:
-  std::string file_, key_, cause_;
-  int line_, column_;
+  using InputFileError::InputFileError;
 };
 // The kinds scale/gemv/... accepted by `predict --kernel` and by kernel files.
 const std::vector<std::string>& kernel_kinds();
