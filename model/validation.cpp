@@ -76,11 +76,7 @@ TimeBound time_bound(const HardwareDescriptor& hw, const KernelModel& k, Compute
     opt.bandwidth_override = b.bandwidth;  // the level the working set sits in, not predict's choice
     const Prediction p = predict(hw, k, opt);
     b.t_memory = p.t_memory;
-    if (unit == ComputeUnit::tensor_core) {
-      b.t_compute = p.tensor_core_effective_peak > 0 ? k.work_flop / p.tensor_core_effective_peak : 0;
-    } else {
-      b.t_compute = p.peak_cuda_core > 0 ? k.work_flop / p.peak_cuda_core : 0;
-    }
+    b.t_compute = unit == ComputeUnit::tensor_core ? p.t_compute_tensor_core : p.t_compute_cuda_core;
     // Eq. 22/23 at this level: alpha = effective P(TC)/P(CC), B = P(CC)/BW(level).
     if (p.peak_cuda_core > 0 && p.tensor_core_effective_peak > 0) {
       b.alpha = p.tensor_core_effective_peak / p.peak_cuda_core;
@@ -96,7 +92,7 @@ TimeBound time_bound(const HardwareDescriptor& hw, const KernelModel& k, Compute
     b.note += std::string(b.note.empty() ? "" : "; ") + (b.t_compute > 0 ? "no speedup bounds" : "memory-only bound") +
               " (predict: " + e.what() + ")";
   }
-  b.time_s = std::max(b.t_memory, b.t_compute);  // Eq. 17: nothing runs faster than full overlap
+  b.time_s = overlapped_time_s(b.t_memory, b.t_compute);  // Eq. 17: nothing runs faster than full overlap
   return b;
 }
 
