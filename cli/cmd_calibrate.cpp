@@ -30,12 +30,12 @@ using nlohmann::json;
 
 namespace {
 
-fs::path probes_json_path(const fs::path& out) {
+[[maybe_unused]] fs::path probes_json_path(const fs::path& out) {
   return out.parent_path() / (out.stem().string() + ".probes.json");
 }
 
 // Same atomic scheme as save_descriptor: temporary file in the same directory, then rename.
-void write_atomically(const fs::path& file, const std::string& text) {
+[[maybe_unused]] void write_atomically(const fs::path& file, const std::string& text) {
   const fs::path tmp = file.parent_path() / ("." + file.filename().string() + ".tmp");
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
@@ -47,7 +47,7 @@ void write_atomically(const fs::path& file, const std::string& text) {
   fs::rename(tmp, file);
 }
 
-json load_probes_json(const fs::path& file) {
+[[maybe_unused]] json load_probes_json(const fs::path& file) {
   std::error_code ec;
   if (!fs::is_regular_file(file, ec)) return json::object();
   std::ifstream f(file);

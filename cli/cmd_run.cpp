@@ -39,7 +39,7 @@ fs::path dated_dir() {
   return p;
 }
 
-double since(std::chrono::steady_clock::time_point t0) {
+[[maybe_unused]] double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 

@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string process_command_line() {
+[[maybe_unused]] std::string process_command_line() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
   std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::string out;
@@ -43,7 +43,7 @@ struct SizeSpec {
   std::string text;
 };
 
-SizeSpec parse_size(const std::string& text) {
+[[maybe_unused]] SizeSpec parse_size(const std::string& text) {
   SizeSpec s;
   s.text = text;
   try {
