@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "descriptor.hpp"
+#include "files.hpp"
 
 namespace ceiling {
 
@@ -529,27 +530,7 @@ std::string to_yaml(const HardwareDescriptor& d) {
 }
 
 void save_descriptor(const HardwareDescriptor& d, const std::filesystem::path& file) {
-  const std::string text = to_yaml(d);
-  std::filesystem::path dir = file.parent_path();
-  if (dir.empty()) dir = ".";
-  const std::filesystem::path tmp = dir / std::string(".").append(file.filename().string()).append(".tmp.").append(std::to_string(::getpid()));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw std::runtime_error("writing " + tmp.string() + " failed");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, file, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw std::runtime_error("cannot rename " + tmp.string() + " to " + file.string() + ": " + ec.message());
-  }
+  write_file_atomically(file, to_yaml(d));
 }
 
 }  // namespace ceiling

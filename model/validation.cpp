@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "files.hpp"
 #include "roofline.hpp"
 #include "stats.hpp"
 #include "units.hpp"
@@ -567,16 +568,7 @@ ValidationReport from_json(const nlohmann::json& j) {
 }
 
 void save_report(const ValidationReport& r, const std::filesystem::path& file) {
-  namespace fs = std::filesystem;
-  if (file.has_parent_path()) fs::create_directories(file.parent_path());
-  const fs::path tmp = file.string() + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-    out << to_json(r).dump(2) << "\n";
-    if (!out) throw std::runtime_error("write failed: " + tmp.string());
-  }
-  fs::rename(tmp, file);
+  write_file_atomically(file, to_json(r).dump(2) + "\n");
 }
 
 ValidationReport load_report(const std::filesystem::path& file) {
