@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Everything ceiling does on a GPU host, in one command, from a bundle (scripts/bundle.sh):
 #   bash scripts/gpu-check.sh BUNDLE OUTDIR [ID]
-# GPU tests, SASS checks, calibrate (--quick and full, timed), validate, report, full `ceiling run`
-# end to end, compute-sanitizer memcheck on the tiny GPU-test configurations.
+# GPU tests, SASS checks (probes and validation kernels), calibrate (--quick and full, timed),
+# validate against the shipped descriptor and the calibrated one, report, full `ceiling run` end to
+# end, compute-sanitizer memcheck on the tiny GPU-test configurations.
 # Leaves OUTDIR/summary.log (read it first) and OUTDIR/all.tgz (every file written).
 set -uo pipefail
 B=$(cd "${1:?usage: gpu-check.sh BUNDLE OUTDIR [ID]}" && pwd)
@@ -21,9 +22,8 @@ t=$(date +%s%N); timeout 300 "$B/bin/ceiling_gpu_tests" > "$W/gpu-tests.log" 2>&
 echo "gpu tests rc=$rc $(ms $t) ms: $(grep -E 'test cases' "$W/gpu-tests.log" | tail -1)" | tee -a "$S"
 
 step "SASS"
-bash "$here/sass_check.sh" "$B/bin/ceiling" > "$W/sass-probes.txt" 2>&1; echo "probes sass rc=$?" | tee -a "$S"
-bash "$here/../kernels/check_sass.sh" "$B/bin/ceiling" "$W/sass-kernels.txt" > /dev/null 2>&1; echo "kernels sass rc=$?" | tee -a "$S"
-grep -E "DMMA=" "$W/sass-kernels.txt" | tee -a "$S"
+bash "$here/sass_check.sh" "$B/bin/ceiling" > "$W/sass.txt" 2>&1; echo "sass rc=$?" | tee -a "$S"
+grep -E "DMMA=|^(MISSING|MISMATCH|MERGED)|FAIL" "$W/sass.txt" | tee -a "$S"
 
 step "calibrate --quick"
 t=$(date +%s%N); timeout 120 "$B/bin/ceiling" calibrate --quick --base "$ID" --out "$W/quick/$ID.yaml" > "$W/calibrate-quick.log" 2>&1
@@ -34,6 +34,10 @@ mkdir -p "$W/full"
 t=$(date +%s%N); timeout 400 "$B/bin/ceiling" calibrate --base "$ID" --out "$W/full/$ID.yaml" > "$W/calibrate-full.log" 2>&1
 echo "calibrate rc=$? wall $(ms $t) ms" | tee -a "$S"
 tail -40 "$W/calibrate-full.log" >> "$S"
+
+step "validate (shipped $ID)"
+t=$(date +%s%N); timeout 300 "$B/bin/ceiling" validate --hw "$ID" --out "$W/shipped-$ID-validation.json" > "$W/validate-shipped.txt" 2> "$W/validate-shipped.log"
+echo "validate (shipped) rc=$? wall $(ms $t) ms" | tee -a "$S"
 
 step "validate"
 t=$(date +%s%N); timeout 300 "$B/bin/ceiling" validate --hw "$W/full/$ID.yaml" --out "$W/full/$ID-validation.json" > "$W/validate.txt" 2> "$W/validate.log"

@@ -1,73 +1,139 @@
 #!/usr/bin/env bash
-# Proves the compute-probe templates emitted the instructions they were meant to (STYLE habit 2):
-#   scripts/sass_check.sh FILE...   (binaries or objects holding the probe kernels; needs cuobjdump)
-# Prints, per probe kernel, the matrix/FMA opcodes and their counts, then checks each kernel
-# family against the opcode it must contain. Exit 1 on a mismatch, 77 without cuobjdump.
+# Proves the templates emitted the instructions they were meant to (STYLE habit 2), for the
+# compute probes and the validation kernels:
+#   scripts/sass_check.sh FILE...   (the ceiling binary, ceiling_gpu_tests, or objects; needs cuobjdump)
+# Prints, per probe kernel, the matrix/FMA opcodes and their counts, and checks each kernel family
+# against the opcode it must contain; per validation kernel the DMMA and 16-byte LDG/STG counts
+# (DMMA in the tensor-core variants, none in the CUDA-core ones, 16-byte global accesses), plus
+# the SASS each registered variant declares (`ceiling validate --list`) where FILE answers it;
+# the load/store opcodes of the memory-probe kernels, for reading only.
+# Exit 1 on a mismatch, 2 on a usage error, 77 without cuobjdump.
 set -uo pipefail
 command -v cuobjdump >/dev/null || { echo "sass_check.sh: no cuobjdump here" >&2; exit 77; }
 (($#)) || { echo "usage: $0 FILE..." >&2; exit 2; }
 demangle=cat
 command -v c++filt >/dev/null && demangle=c++filt
 tmp=$(mktemp)
-trap 'rm -f "$tmp"' EXIT
+trap 'rm -f "$tmp" "$tmp".*' EXIT
 for f in "$@"; do cuobjdump --dump-sass "$f"; done >"$tmp" || { echo "cuobjdump failed" >&2; exit 1; }
-# function -> "OPCODE:count ..." for the opcodes of interest (architecture line kept per function).
-awk '
-  /arch = / { arch = $NF }
-  /Function : / { fn = $3; key = fn " [" arch "]"; order[++n] = key; next }
-  /\/\*[0-9a-f]+\*\/ / {
-    line = $0; sub(/.*\*\/ +/, "", line); sub(/^@!?U?P[0-9T] +/, "", line)
-    split(line, w, /[ ;]/); op = w[1]
-    if (op ~ /^(DMMA|HMMA|IMMA|BMMA|HGMMA|QGMMA|IGMMA|BGMMA|DFMA|FFMA|HFMA2|IMAD|WARPGROUP|WARPSYNC|CALL)/) cnt[key, op]++
-    if (op ~ /^(DMMA|HMMA|IMMA|HGMMA|QGMMA|IGMMA|DFMA|FFMA|HFMA2|IMAD|CALL)/) ops[key] = ops[key] " " op
-  }
-  END {
-    for (i = 1; i <= n; ++i) {
-      k = order[i]; out = ""
-      delete seen
-      m = split(ops[k], list, " ")
-      for (j = 1; j <= m; ++j) if (!(list[j] in seen)) { seen[list[j]] = 1; out = out " " list[j] ":" cnt[k, list[j]] }
-      print k "\t" out
+
+# function [arch] -> " OPCODE:count ..." (first-seen order) for the opcodes matching $1.
+opcodes() {
+  awk -v want="$1" '
+    /arch = / { arch = $NF }
+    /Function : / { fn = $3; key = fn " [" arch "]"; order[++n] = key; next }
+    /\/\*[0-9a-f]+\*\/ / {
+      line = $0; sub(/.*\*\/ +/, "", line); sub(/^@!?U?P[0-9T] +/, "", line)
+      split(line, w, /[ ;]/); op = w[1]
+      if (op ~ want) { if (!((key, op) in cnt)) ops[key] = ops[key] " " op; cnt[key, op]++ }
     }
-  }' "$tmp" | $demangle | grep -E "mma_check_kernel|mma_loop_kernel|wgmma_loop_kernel|fma_chains_kernel" |
-  sed -E 's/ceiling::probes::compute::(\(anonymous namespace\)::)?//g; s/mma_ops::|wgmma_ops:://g' >"$tmp.sum"
-cat "$tmp.sum"
-# Expectations: kernel-name pattern -> opcode regex that must appear (sm_90 images).
+    END {
+      for (i = 1; i <= n; ++i) {
+        k = order[i]; out = ""
+        m = split(ops[k], list, " ")
+        for (j = 1; j <= m; ++j) out = out " " list[j] ":" cnt[k, list[j]]
+        print k "\t" out
+      }
+    }' "$tmp" | $demangle
+}
 status=0
+
+echo "== compute probes: matrix and FMA opcodes per kernel"
+opcodes '^(DMMA|HMMA|IMMA|BMMA|HGMMA|QGMMA|IGMMA|BGMMA|DFMA|FFMA|HFMA2|IMAD|CALL)' |
+  grep -E "mma_check_kernel|mma_loop_kernel|wgmma_loop_kernel|fma_chains_kernel" |
+  sed -E 's/ceiling::probes::compute::(\(anonymous namespace\)::)?//g; s/mma_ops::|wgmma_ops:://g' >"$tmp.probes"
+cat "$tmp.probes"
+# Expectations: kernel-name pattern -> opcode regex that must appear (sm_90 images).
 check() {  # pattern opcode-regex [arch regex]
   local lines
-  lines=$(grep -E "$1" "$tmp.sum" | grep -E "\\[${3:-sm_90a?}\\]")
+  lines=$(grep -E "$1" "$tmp.probes" | grep -E "\\[${3:-sm_90a?}\\]")
   [[ -z $lines ]] && { echo "MISSING  $1 (no such kernel)"; status=1; return; }
   while IFS= read -r l; do
     if grep -Eq "$2" <<<"$l"; then echo "ok       $1 -> $2"; else echo "MISMATCH $1 -> $2: $l"; status=1; fi
   done <<<"$lines"
 }
-check 'mma_loop_kernel<F64_m8n8k4' ' DMMA\.8x8x4'
-check 'mma_loop_kernel<F64_m16n8k4' ' DMMA\.16x8x4'
-check 'mma_loop_kernel<F64_m16n8k8' ' DMMA\.16x8x8'
-check 'mma_loop_kernel<F64_m16n8k16' ' DMMA\.16x8x16'
-check 'mma_loop_kernel<(F16F16|F16F32|BF16)_m16n8k16' ' HMMA\.16816'
-check 'mma_loop_kernel<(F16F16|F16F32|BF16)_m16n8k8' ' HMMA\.1688'
-check 'mma_loop_kernel<TF32_m16n8k(4|8)' ' HMMA\.168[48]\.F32\.TF32'
-check 'mma_loop_kernel<S8_m16n8k(16|32)' ' IMMA'
-check 'mma_loop_kernel<S4_m16n8k32' ' IMMA\.16816\.S8\.S8'
-check 'mma_loop_kernel<S4_m16n8k64' ' IMMA\.16832\.S8\.S8'
-check 'mma_loop_kernel<E[45]M[32]_' ' HMMA\.16816\.F32'
-check 'wgmma_loop_kernel<WG_(F16|BF16|TF32)' ' HGMMA' 'sm_90a'
-check 'wgmma_loop_kernel<WG_E[45]M[32]' ' QGMMA' 'sm_90a'
-check 'wgmma_loop_kernel<WG_S8' ' IGMMA' 'sm_90a'
-check 'fma_chains_kernel<.*Fp64' ' DFMA'
-check 'fma_chains_kernel<.*Fp32' ' FFMA'
-check 'fma_chains_kernel<.*Fp16x2' ' HFMA2'
-check 'fma_chains_kernel<.*Bf16x2' ' HFMA2'
-check 'fma_chains_kernel<.*Int32' ' IMAD'
-# Every ILP chain must survive: an mma_loop_kernel<Op, ILP> holds at least ILP matrix instructions
-# (unless ptxas lowered the mma to a subroutine CALL, as for s4 on sm_90).
-while IFS= read -r l; do
-  grep -q ' CALL' <<<"$l" && continue
-  ilp=$(sed -E 's/.*mma_loop_kernel<[A-Za-z0-9_]+, ([0-9]+)>.*/\1/' <<<"$l")
-  n=$(grep -oE ' (DMMA|HMMA|IMMA)[A-Za-z0-9.]*:[0-9]+' <<<"$l" | awk -F: '{s += $2} END {print s + 0}')
-  if ((n < ilp)); then echo "MERGED   $l (only $n matrix instructions for ILP $ilp)"; status=1; fi
-done < <(grep -E 'mma_loop_kernel<' "$tmp.sum" | grep -v wgmma)
-rm -f "$tmp.sum"
+if [[ -s $tmp.probes ]]; then
+  check 'mma_loop_kernel<F64_m8n8k4' ' DMMA\.8x8x4'
+  check 'mma_loop_kernel<F64_m16n8k4' ' DMMA\.16x8x4'
+  check 'mma_loop_kernel<F64_m16n8k8' ' DMMA\.16x8x8'
+  check 'mma_loop_kernel<F64_m16n8k16' ' DMMA\.16x8x16'
+  check 'mma_loop_kernel<(F16F16|F16F32|BF16)_m16n8k16' ' HMMA\.16816'
+  check 'mma_loop_kernel<(F16F16|F16F32|BF16)_m16n8k8' ' HMMA\.1688'
+  check 'mma_loop_kernel<TF32_m16n8k(4|8)' ' HMMA\.168[48]\.F32\.TF32'
+  check 'mma_loop_kernel<S8_m16n8k(16|32)' ' IMMA'
+  check 'mma_loop_kernel<S4_m16n8k32' ' IMMA\.16816\.S8\.S8'
+  check 'mma_loop_kernel<S4_m16n8k64' ' IMMA\.16832\.S8\.S8'
+  check 'mma_loop_kernel<E[45]M[32]_' ' HMMA\.16816\.F32'
+  check 'wgmma_loop_kernel<WG_(F16|BF16|TF32)' ' HGMMA' 'sm_90a'
+  check 'wgmma_loop_kernel<WG_E[45]M[32]' ' QGMMA' 'sm_90a'
+  check 'wgmma_loop_kernel<WG_S8' ' IGMMA' 'sm_90a'
+  check 'fma_chains_kernel<.*Fp64' ' DFMA'
+  check 'fma_chains_kernel<.*Fp32' ' FFMA'
+  check 'fma_chains_kernel<.*Fp16x2' ' HFMA2'
+  check 'fma_chains_kernel<.*Bf16x2' ' HFMA2'
+  check 'fma_chains_kernel<.*Int32' ' IMAD'
+  # Every ILP chain must survive: an mma_loop_kernel<Op, ILP> holds at least ILP matrix instructions
+  # (unless ptxas lowered the mma to a subroutine CALL, as for s4 on sm_90).
+  while IFS= read -r l; do
+    grep -q ' CALL' <<<"$l" && continue
+    ilp=$(sed -E 's/.*mma_loop_kernel<[A-Za-z0-9_]+, ([0-9]+)>.*/\1/' <<<"$l")
+    n=$(grep -oE ' (DMMA|HMMA|IMMA)[A-Za-z0-9.]*:[0-9]+' <<<"$l" | awk -F: '{s += $2} END {print s + 0}')
+    if ((n < ilp)); then echo "MERGED   $l (only $n matrix instructions for ILP $ilp)"; status=1; fi
+  done < <(grep -E 'mma_loop_kernel<' "$tmp.probes" | grep -v wgmma)
+else
+  echo "(no compute-probe kernels in $*)"
+fi
+
+echo "== validation kernels: DMMA and 16-byte global accesses"
+opcodes '^(DMMA|LDG|STG)' | grep -E "(scale|gemv)_(tensor|cuda)_core" >"$tmp.kernels"
+if [[ -s $tmp.kernels ]]; then
+  ldg128='LDG\.E[A-Z0-9.]*\.128'
+  stg128='STG\.E[A-Z0-9.]*\.128'
+  count() { grep -oE " $1[A-Za-z0-9.]*:[0-9]+" "$2" | awk -F: '{s += $NF} END {print s + 0}'; }
+  for k in scale_tensor_core_fp64 scale_cuda_core gemv_tensor_core gemv_cuda_core; do
+    grep -F "$k" "$tmp.kernels" >"$tmp.k"
+    fns=$(wc -l <"$tmp.k")
+    dmma=$(count 'DMMA' "$tmp.k")
+    ld=$(count "$ldg128" "$tmp.k")
+    st=$(count "$stg128" "$tmp.k")
+    echo "$k: functions=$fns DMMA=$dmma LDG.128=$ld STG.128=$st"
+    ((fns > 0)) || { echo "  FAIL: no $k kernel"; status=1; continue; }
+    case $k in
+      *tensor_core*) ((dmma > 0)) || { echo "  FAIL: no DMMA in $k"; status=1; } ;;
+      *) ((dmma == 0)) || { echo "  FAIL: DMMA in CUDA-core $k"; status=1; } ;;
+    esac
+    ((ld > 0)) || { echo "  FAIL: no 16-byte loads (LDG.128) in $k"; status=1; }
+    # SCALE writes a vector as wide as it reads; GEMV writes one value per row.
+    [[ $k != scale_* ]] || ((st > 0)) || { echo "  FAIL: no 16-byte stores (STG.128) in $k"; status=1; }
+  done
+  # What each registered variant declares ("SASS of FUNCTION: has /RE/, no /RE/"): every function
+  # whose demangled name contains FUNCTION has an opcode matching the first, none matching the second.
+  for f in "$@"; do
+    "$f" validate --list 2>/dev/null | sed -nE 's|^ *SASS of (.*): has /(.*)/(, no /(.*)/)?$|\1\t\2\t\4|p'
+  done | sort -u >"$tmp.declared"
+  if [[ -s $tmp.declared ]]; then
+    opcodes '.' >"$tmp.all"
+    while IFS=$'\t' read -r fn require forbid; do
+      lines=$(grep -F "$fn" "$tmp.all")
+      [[ -z $lines ]] && { echo "MISSING  $fn (declared by a variant, no such function)"; status=1; continue; }
+      while IFS= read -r l; do
+        ops=${l#*$'\t'}
+        if [[ -n $require ]] && ! grep -Eq " ($require)" <<<"$ops"; then
+          echo "MISMATCH ${l%%$'\t'*}: no /$require/"; status=1
+        elif [[ -n $forbid ]] && grep -Eq " ($forbid)" <<<"$ops"; then
+          echo "MISMATCH ${l%%$'\t'*}: has /$forbid/"; status=1
+        else
+          echo "ok       $fn -> /$require/${forbid:+, no /$forbid/}"
+        fi
+      done <<<"$lines"
+    done <"$tmp.declared"
+  fi
+else
+  echo "(no validation kernels in $*)"
+fi
+
+echo "== memory probes: load/store opcodes per kernel (for reading)"
+opcodes '^(LDG|STG|LDS|STS|LDL|STL|LD|ST)(\.|$)' |
+  grep -E "stream_kernel|l2_kernel|per_sm_kernel|chase_global|chase_shared" |
+  sed -E 's/ceiling::probes::mem::(\(anonymous namespace\)::)?//g'
 exit $status
