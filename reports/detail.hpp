@@ -24,8 +24,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::files
 std::string read_file(const std::filesystem::path& p);  // "" when unreadable
 void write_file(const std::filesystem::path& p, const std::string& content);  // throws
 
-std::string html_escape(std::string_view s);
-std::string md_escape(std::string_view s);     // for GFM table cells
+std::string html_escape(std::string_view s);  // document.cpp, for the renderers
+std::string md_escape(std::string_view s);    // for GFM table cells
 std::string csv_field(std::string_view s);     // RFC 4180 quoting when needed
 std::string gp_string(std::string_view s);     // a gnuplot single-quoted string literal
 std::string exact(double v);                   // %.17g: round-trips
@@ -63,8 +63,7 @@ struct Table {
 };
 
 std::vector<Table> build_tables(const ReportInput& in);
-std::string table_html(const Table& t);
-std::string table_markdown(const Table& t);
+// HTML and Markdown of a table: document.cpp (the renderers), nowhere else.
 std::string table_csv(const Table& t);
 nlohmann::json table_json(const Table& t);
 

@@ -82,6 +82,14 @@ std::string jstr(const json& j, const char* key) {
   return (it != j.end() && it->is_string()) ? it->get<std::string>() : std::string();
 }
 
+// A results size as JSON: whole numbers as integers, as validate writes them.
+json size_json(const std::map<std::string, double>& size) {
+  json j = json::object();
+  for (const auto& [k, v] : size)
+    j[k] = v == std::floor(v) && std::fabs(v) < 9e15 ? json(static_cast<long long>(v)) : json(v);
+  return j;
+}
+
 double pow2_floor(double v) { return std::exp2(std::floor(std::log2(v))); }
 double pow2_ceil(double v) { return std::exp2(std::ceil(std::log2(v))); }
 double pow10_floor(double v) { return std::pow(10.0, std::floor(std::log10(v))); }
@@ -135,19 +143,17 @@ std::vector<KernelPoint> kernel_points(const ReportInput& in, const std::string&
     if (gi.hw.id == gpu_id) g = &gi;
   for (const auto& r : in.results) {
     if (r.gpu_id != gpu_id) continue;
-    for (const auto& e : r.json.value("results", json::array())) {
-      auto i = jnum(e, "intensity");
-      auto f = jnum(e, "achieved_flop_per_s");
-      if (!i || !f || *i <= 0 || *f <= 0) continue;
+    for (const auto& e : r.report.results) {
+      if (e.intensity <= 0 || e.achieved_flop_per_s <= 0) continue;
       KernelPoint k;
-      k.kernel = jstr(e, "kernel");
-      k.variant = jstr(e, "variant");
-      k.precision = jstr(e, "precision");
-      k.level = jstr(e, "memory_level");
-      k.intensity = *i;
-      k.flop_per_s = *f;
-      k.efficiency = jnum(e, "efficiency");
-      k.working_set = jnum(e, "working_set_bytes").value_or(0);
+      k.kernel = e.kernel;
+      k.variant = e.variant;
+      k.precision = e.precision;
+      k.level = e.memory_level;
+      k.intensity = e.intensity;
+      k.flop_per_s = e.achieved_flop_per_s;
+      k.efficiency = e.efficiency;
+      k.working_set = e.working_set_bytes;
       if (g) k.balance = cc_balance(g->hw, k.precision, k.level);
       pts.push_back(k);
     }
@@ -442,13 +448,12 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
   for (const auto& g : in.gpus)
     for (const auto& r : in.results) {
       if (r.gpu_id != g.hw.id) continue;
-      for (const auto& e : r.json.value("results", json::array())) {
-        auto i = jnum(e, "intensity");
-        auto b = cc_balance(g.hw, jstr(e, "precision"), jstr(e, "memory_level"));
-        if (i && b && *i > 0) rmin = std::min(rmin, std::pow(10.0, std::floor(std::log10(*i / *b / 2))));
+      for (const auto& e : r.report.results) {
+        auto b = cc_balance(g.hw, e.precision, e.memory_level);
+        if (b && e.intensity > 0) rmin = std::min(rmin, std::pow(10.0, std::floor(std::log10(e.intensity / *b / 2))));
       }
-      for (const auto& s : r.json.value("speedups", json::array()))
-        if (auto m = jnum(s, "measured"); m && *m > 0) smin = std::min(smin, *m * 0.9), smax = std::max(smax, *m * 1.1);
+      for (const auto& s : r.report.speedups)
+        if (s.measured > 0) smin = std::min(smin, s.measured * 0.9), smax = std::max(smax, s.measured * 1.1);
     }
   const int samples = 241;
   db << "$curves << EOD\n";
@@ -481,39 +486,32 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
     std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::pair<double, double>>> groups;
     for (const auto& r : in.results) {
       if (r.gpu_id != g.hw.id) continue;
-      const json results = r.json.value("results", json::array());
-      for (const auto& s : r.json.value("speedups", json::array())) {
-        auto measured = jnum(s, "measured");
-        if (!measured) continue;
+      for (const auto& s : r.report.speedups) {
         // Its intensity and precision come from the CUDA-core result of the same kernel, size and level.
-        const json* cc = nullptr;
-        for (const auto& e : results)
-          if (jstr(e, "kernel") == jstr(s, "kernel") && jstr(e, "memory_level") == jstr(s, "memory_level") &&
-              jstr(e, "variant") == "cuda_core" && e.value("size", json()) == s.value("size", json()) &&
-              (jstr(s, "precision").empty() || jstr(s, "precision") == jstr(e, "precision")))
+        const validation::KernelResult* cc = nullptr;
+        for (const auto& e : r.report.results)
+          if (e.kernel == s.kernel && e.memory_level == s.memory_level && e.variant == "cuda_core" &&
+              e.size == s.size && (s.precision.empty() || s.precision == e.precision))
             cc = &e;
-        std::optional<double> b = cc ? cc_balance(g.hw, jstr(*cc, "precision"), jstr(s, "memory_level")) : std::nullopt;
-        auto intensity = cc ? jnum(*cc, "intensity") : std::nullopt;
-        if (!b || !intensity) {
+        std::optional<double> b = cc ? cc_balance(g.hw, cc->precision, s.memory_level) : std::nullopt;
+        if (!b || cc->intensity <= 0) {
           if (warnings)
-            warnings->push_back("speedup plot: no intensity or balance for " + jstr(s, "kernel") + " (" +
-                                jstr(s, "memory_level") + ") of " + g.hw.id + "; point left out");
+            warnings->push_back("speedup plot: no intensity or balance for " + s.kernel + " (" + s.memory_level +
+                                ") of " + g.hw.id + "; point left out");
           continue;
         }
-        double x = *intensity / *b;
-        groups[{jstr(s, "kernel"), jstr(*cc, "precision"), jstr(s, "memory_level")}].push_back({x, *measured});
-        auto bound = jnum(s, "bound_eq22");
-        csv << "point," << g.hw.id << "," << csv_field(jstr(s, "kernel")) << "," << jstr(s, "memory_level") << ","
-            << csv_field(s.value("size", json()).dump()) << "," << exact(x) << ",," << exact(*measured) << ","
-            << (bound ? exact(*bound) : "") << "\n";
-        json pj{{"gpu", g.hw.id},
-                {"kernel", jstr(s, "kernel")},
-                {"memory_level", jstr(s, "memory_level")},
-                {"size", s.value("size", json())},
-                {"i_over_b", x},
-                {"measured_cc_over_tc", *measured}};
-        if (bound) pj["bound_eq22"] = *bound;
-        data["points"].push_back(pj);
+        double x = cc->intensity / *b;
+        groups[{s.kernel, cc->precision, s.memory_level}].push_back({x, s.measured});
+        csv << "point," << g.hw.id << "," << csv_field(s.kernel) << "," << s.memory_level << ","
+            << csv_field(size_json(s.size).dump()) << "," << exact(x) << ",," << exact(s.measured) << ","
+            << exact(s.bound_eq22) << "\n";
+        data["points"].push_back({{"gpu", g.hw.id},
+                                  {"kernel", s.kernel},
+                                  {"memory_level", s.memory_level},
+                                  {"size", size_json(s.size)},
+                                  {"i_over_b", x},
+                                  {"measured_cc_over_tc", s.measured},
+                                  {"bound_eq22", s.bound_eq22}});
       }
     }
     for (const auto& [key, xy] : groups) {

@@ -15,6 +15,8 @@
 #include <sstream>
 
 #include "detail.hpp"
+#include "document.hpp"
+#include "model/files.hpp"
 
 namespace ceiling::reports {
 namespace fs = std::filesystem;
@@ -78,112 +80,21 @@ void require_schema(const json& j, const fs::path& p, const char* schema) {
     throw std::runtime_error(p.string() + ": schema is '" + s + "', expected '" + schema + "' (docs/FORMATS.md)");
 }
 
-std::string gpu_for_results(const json& j, const fs::path& path, const std::vector<GpuInput>& gpus) {
-  const json d = j.value("descriptor", json::object());
-  std::string id = d.is_object() ? d.value("id", "") : "";
+std::string gpu_for_results(const validation::ValidationReport& r, const std::vector<GpuInput>& gpus) {
   for (const auto& g : gpus)
-    if (!id.empty() && g.hw.id == id) return g.hw.id;
-  std::string dpath = d.is_object() ? d.value("path", "") : "";
+    if (!r.descriptor_id.empty() && g.hw.id == r.descriptor_id) return g.hw.id;
   for (const auto& g : gpus)
-    if (!dpath.empty() && fs::path(dpath).stem() == g.descriptor_path.stem()) return g.hw.id;
-  const json dev = j.value("device", json::object());
-  std::string name = dev.is_object() ? dev.value("name", "") : "";
+    if (!r.descriptor_path.empty() && fs::path(r.descriptor_path).stem() == g.descriptor_path.stem()) return g.hw.id;
   for (const auto& g : gpus)
-    if (!name.empty() && g.hw.identity.name == name) return g.hw.id;
-  (void)path;
+    if (!r.device.name.empty() && g.hw.identity.name == r.device.name) return g.hw.id;
   return {};
 }
-
-// Inline SVG: drop the XML prolog, make ids unique per plot, let it scale with the page.
-std::string inline_svg(const std::string& svg, const std::string& prefix, const std::string& title) {
-  size_t start = svg.find("<svg");
-  if (start == std::string::npos) return {};
-  std::string s = svg.substr(start);
-  auto replace_all = [&](const std::string& from, const std::string& to) {
-    size_t pos = 0;
-    while ((pos = s.find(from, pos)) != std::string::npos) {
-      s.replace(pos, from.size(), to);
-      pos += to.size();
-    }
-  };
-  replace_all("id='", "id='" + prefix + "-");
-  replace_all("id=\"", "id=\"" + prefix + "-");
-  replace_all("href='#", "href='#" + prefix + "-");
-  replace_all("href=\"#", "href=\"#" + prefix + "-");
-  replace_all("url(#", "url(#" + prefix + "-");
-  replace_all("<title>Gnuplot</title>", "<title>" + detail::html_escape(title) + "</title>");
-  s.replace(0, 4, "<svg class=\"plot\" role=\"img\" aria-label=\"" + detail::html_escape(title) + "\"");
-  return s;
-}
-
-const char* kCss = R"CSS(
-body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 0 auto; max-width: 1250px;
-       padding: 1em 2em; color: #222; line-height: 1.4; }
-h1 { margin-bottom: 0.2em; } h2 { border-bottom: 2px solid #ddd; padding-bottom: 0.2em; margin-top: 2em; }
-.meta { color: #555; font-size: 0.9em; }
-nav ul { columns: 2; font-size: 0.9em; }
-figure { margin: 1.5em 0; border: 1px solid #e4e4e4; padding: 0.5em; }
-figure svg.plot { width: 100%; height: auto; display: block; }
-figcaption { font-size: 0.88em; color: #333; }
-figcaption .files a { margin-right: 0.8em; }
-.missing-plot { background: #fafafa; border: 1px dashed #bbb; padding: 2em; text-align: center; color: #666; }
-.scroll { overflow-x: auto; }
-table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0; }
-th, td { border: 1px solid #ddd; padding: 0.25em 0.5em; text-align: right; white-space: nowrap; }
-th.label, th:first-child { text-align: left; }
-th.group { text-align: center; background: #f0f0f0; }
-td.spec { color: #333; } td.measured { color: #000; font-weight: 600; }
-td.missing { color: #999; font-style: italic; } td.derived { color: #2a5d8f; }
-td.text { text-align: center; }
-sup { color: #888; font-size: 0.75em; margin-left: 0.15em; }
-ol.notes { font-size: 0.78em; color: #555; margin-top: 0.2em; }
-.caption { font-size: 0.9em; color: #444; }
-.warn { background: #fff6e0; border-left: 4px solid #e0a800; padding: 0.5em 1em; }
-code { background: #f4f4f4; padding: 0 0.2em; }
-)CSS";
 
 struct RenderedPlot {
   detail::PlotSpec spec;
   PlotOutput out;
-  std::string svg;  // inline form, empty when not rendered
+  std::string svg;  // the SVG gnuplot wrote, empty when not rendered
 };
-
-std::string files_links(const PlotOutput& p) {
-  std::string o = "<span class=\"files\">";
-  for (const auto& f : p.files)
-    o += "<a href=\"" + detail::html_escape(f) + "\">" + detail::html_escape(f) + "</a>";
-  return o + "</span>";
-}
-
-std::string figure_html(const RenderedPlot& r) {
-  std::ostringstream o;
-  o << "<figure id=\"" << detail::html_escape(r.out.name) << "\">\n";
-  if (!r.svg.empty()) {
-    o << r.svg << "\n";
-  } else {
-    o << "<div class=\"missing-plot\">Plot missing: " << detail::html_escape(r.out.missing_reason) << "</div>\n";
-  }
-  o << "<figcaption><b>" << detail::html_escape(r.out.title) << ".</b> " << detail::html_escape(r.spec.caption);
-  if (!r.out.files.empty()) o << "<br>" << files_links(r.out);
-  o << "</figcaption>\n</figure>\n";
-  return o.str();
-}
-
-std::string figure_md(const RenderedPlot& r) {
-  std::ostringstream o;
-  o << "#### " << r.out.title << "\n\n";
-  if (r.out.rendered)
-    o << "![" << r.out.title << "](" << r.out.name << ".svg)\n\n";
-  else
-    o << "*Plot missing: " << r.out.missing_reason << "*\n\n";
-  o << r.spec.caption << "\n\n";
-  if (!r.out.files.empty()) {
-    o << "Files:";
-    for (const auto& f : r.out.files) o << " [" << f << "](" << f << ")";
-    o << "\n\n";
-  }
-  return o.str();
-}
 
 int count_measured(const HardwareDescriptor& hw) {
   int n = 0;
@@ -214,12 +125,11 @@ std::string gpu_summary(const ReportInput& in, const GpuInput& g) {
   std::vector<double> eff;
   for (const auto& r : in.results) {
     if (r.gpu_id != g.hw.id) continue;
-    for (const auto& e : r.json.value("results", json::array())) {
+    for (const auto& e : r.report.results) {
       ++results;
-      std::string v = e.value("verdict", "");
-      within += v == "within-bound";
-      beats += v == "beats-bound";
-      if (e.contains("efficiency") && e["efficiency"].is_number()) eff.push_back(e["efficiency"].get<double>());
+      within += e.verdict == "within-bound";
+      beats += e.verdict == "beats-bound";
+      eff.push_back(e.efficiency);
     }
   }
   if (results == 0) {
@@ -233,6 +143,109 @@ std::string gpu_summary(const ReportInput& in, const GpuInput& g) {
     }
   }
   return o.str();
+}
+
+Figure figure_of(const RenderedPlot& r) {
+  Figure f;
+  f.id = r.out.name;
+  f.title = r.out.title;
+  f.caption = r.spec.caption;
+  f.svg = r.svg;
+  if (r.out.rendered) f.image = r.out.name + ".svg";
+  f.missing_reason = r.out.missing_reason;
+  f.files = r.out.files;
+  return f;
+}
+
+TableBlock table_block(const detail::Table& t) { return {t, {t.id + ".csv", t.id + ".json"}}; }
+
+// The report's content, in reading order; the renderers decide how it looks.
+Document build_document(const ReportInput& in, const std::vector<detail::Table>& tables,
+                        const std::vector<RenderedPlot>& plots, const json& inputs, const std::string& date,
+                        const std::string& plotting, const std::vector<std::string>& warnings) {
+  Document d;
+  d.title = "ceiling report";
+  Inline meta{Span::plain("Written " + date + " by ceiling " + CEILING_VERSION)};
+  if (!in.command_line.empty()) {
+    meta.push_back(Span::plain(" ("));
+    meta.push_back(Span::code(in.command_line));
+    meta.push_back(Span::plain(")"));
+  }
+  meta.push_back(Span::plain(". Plots: " + plotting + "."));
+  d.meta.push_back(std::move(meta));
+  for (const auto& g : in.gpus) d.summary.push_back({Span::plain(gpu_summary(in, g))});
+  if (in.gpus.empty()) d.summary.push_back({Span::plain("No descriptors.")});
+  d.summary_note = {Span::plain("Spec values come from datasheets and papers (each with its reference); measured "
+                                "values from ceiling's probes (each with probe, date and spread). Missing numbers "
+                                "are shown as "),
+                    Span::emphasis(detail::mark_missing_measured()), Span::plain(" or "),
+                    Span::emphasis(detail::mark_missing_spec()), Span::plain(", never filled in.")};
+  d.warnings = warnings;
+
+  auto plots_named = [&](Section& s, const std::string& prefix) {
+    for (const auto& p : plots)
+      if (p.out.name.rfind(prefix, 0) == 0) s.blocks.push_back(figure_of(p));
+  };
+  auto table_with_id = [&](Section& s, const std::string& id) {
+    for (const auto& t : tables)
+      if (t.id == id) s.blocks.push_back(table_block(t));
+  };
+  {
+    Section s{"rooflines", "Rooflines", {}};
+    plots_named(s, "roofline-");
+    d.sections.push_back(std::move(s));
+  }
+  {
+    Section s{"speedup", "Tensor-core speedup bound", {}};
+    plots_named(s, "speedup-bound");
+    d.sections.push_back(std::move(s));
+  }
+  {
+    Section s{"platform", "Platform", {}};
+    table_with_id(s, "table-platform");
+    d.sections.push_back(std::move(s));
+  }
+  {
+    Section s{"memory", "Memory: latency and throughput per level", {}};
+    plots_named(s, "latency-");
+    table_with_id(s, "table-latency");
+    table_with_id(s, "table-throughput");
+    d.sections.push_back(std::move(s));
+  }
+  {
+    Section s{"tensor", "Tensor cores", {}};
+    table_with_id(s, "table-mma");
+    plots_named(s, "mma-");
+    plots_named(s, "wgmma-");
+    d.sections.push_back(std::move(s));
+  }
+  {
+    Section s{"validation", "Validation", {}};
+    for (const auto& t : tables)
+      if (t.id.rfind("table-validation", 0) == 0) s.blocks.push_back(table_block(t));
+    if (s.blocks.empty())
+      s.blocks.push_back(Note{{Span::plain("No validation results in this report (run "),
+                               Span::code("ceiling validate"), Span::plain(" on a GPU, or pass "),
+                               Span::code("--results"), Span::plain(").")}});
+    d.sections.push_back(std::move(s));
+  }
+  {
+    Section s{"inputs", "Inputs and files", {}};
+    List l;
+    for (const auto& i : inputs) {
+      const std::string copy = i["copy"].get<std::string>();
+      l.items.push_back({Span::plain(i["kind"].get<std::string>() + ": "), Span::link(copy, copy),
+                         Span::plain(" (from "), Span::code(i["source"].get<std::string>()), Span::plain(")")});
+    }
+    s.blocks.push_back(std::move(l));
+    s.blocks.push_back(Paragraph{{Span::plain("Every plot has its data (.csv, .json) and its gnuplot script (.gp) "
+                                              "beside it: "),
+                                  Span::code("gnuplot NAME.gp"),
+                                  Span::plain(" in this directory re-draws NAME.svg and NAME.png.")},
+                                 true});
+    d.sections.push_back(std::move(s));
+  }
+  return d;
 }
 
 struct Manifest {
@@ -278,11 +291,11 @@ ReportInput load_report_input(const std::vector<fs::path>& descriptors, const st
       spdlog::warn("report: {} has the id '{}' of another descriptor; it is '{}' in this report", p.string(), g.hw.id, id);
       g.hw.id = id;
     }
-    fs::path probes = p.parent_path() / (p.stem().string() + ".probes.json");
+    const fs::path probes = probes_path_for(p);
     std::error_code ec;
     if (fs::is_regular_file(probes, ec)) {
       json j = parse_json_file(probes, "probe details");
-      require_schema(j, probes, "ceiling/probes/1");
+      require_schema(j, probes, kProbesSchema);
       g.probes_path = probes;
       g.probes = std::move(j);
     }
@@ -291,9 +304,8 @@ ReportInput load_report_input(const std::vector<fs::path>& descriptors, const st
   for (const auto& p : results) {
     ResultsInput r;
     r.path = p;
-    r.json = parse_json_file(p, "validation results");
-    require_schema(r.json, p, "ceiling/validation/1");
-    r.gpu_id = gpu_for_results(r.json, p, in.gpus);
+    r.report = validation::load_report(p);  // throws naming the file
+    r.gpu_id = gpu_for_results(r.report, in.gpus);
     in.results.push_back(std::move(r));
   }
   return in;
@@ -383,7 +395,7 @@ ReportOutput write_report(const ReportInput& in, const fs::path& dir_in, const W
             r.out.rendered = true;
             r.out.png_width = png->width;
             r.out.png_height = png->height;
-            r.svg = inline_svg(svg, spec.name, spec.title);
+            r.svg = std::move(svg);
             files.insert(spec.name + ".svg");
             files.insert(spec.name + ".png");
           } else {
@@ -419,122 +431,11 @@ ReportOutput write_report(const ReportInput& in, const fs::path& dir_in, const W
         out.warnings.push_back(r.path.string() + ": no descriptor in this report matches its device; its tables are "
                                "shown, its points are not plotted");
 
-    // ---- index.html ----
-    auto by_prefix = [&](const std::string& prefix) {
-      std::vector<const RenderedPlot*> v;
-      for (const auto& p : plots)
-        if (p.out.name.rfind(prefix, 0) == 0) v.push_back(&p);
-      return v;
-    };
-    auto table_by_id = [&](const std::string& id) -> const detail::Table* {
-      for (const auto& t : tables)
-        if (t.id == id) return &t;
-      return nullptr;
-    };
-    std::ostringstream h, md;
-    h << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-      << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      << "<title>ceiling report</title>\n<style>" << kCss << "</style>\n</head>\n<body>\n";
-    h << "<h1>ceiling report</h1>\n<p class=\"meta\">Written " << date << " by ceiling " << CEILING_VERSION;
-    if (!in.command_line.empty()) h << " (<code>" << detail::html_escape(in.command_line) << "</code>)";
-    h << ". Plots: " << (no_render.empty() ? detail::html_escape(gp.version) : detail::html_escape(no_render)) << ".</p>\n";
-    md << "# ceiling report\n\nWritten " << date << " by ceiling " << CEILING_VERSION;
-    if (!in.command_line.empty()) md << " (`" << in.command_line << "`)";
-    md << ".\n\n";
-    h << "<h2 id=\"summary\">Summary</h2>\n<ul>\n";
-    md << "## Summary\n\n";
-    for (const auto& g : in.gpus) {
-      h << "<li>" << detail::html_escape(gpu_summary(in, g)) << "</li>\n";
-      md << "- " << gpu_summary(in, g) << "\n";
-    }
-    if (in.gpus.empty()) {
-      h << "<li>No descriptors.</li>\n";
-      md << "- No descriptors.\n";
-    }
-    h << "</ul>\n<p class=\"caption\">Spec values come from datasheets and papers (each with its reference); measured "
-         "values from ceiling's probes (each with probe, date and spread). Missing numbers are shown as "
-         "<i>\u2014 not measured</i> or <i>\u2014 no spec</i>, never filled in.</p>\n";
-    md << "\nSpec values come from datasheets and papers; measured values from ceiling's probes. Missing numbers are "
-          "shown as \"\u2014 not measured\" / \"\u2014 no spec\", never filled in.\n\n";
-    if (!out.warnings.empty()) {
-      h << "<div class=\"warn\"><b>Warnings</b><ul>\n";
-      md << "**Warnings**\n\n";
-      for (const auto& w : out.warnings) {
-        h << "<li>" << detail::html_escape(w) << "</li>\n";
-        md << "- " << w << "\n";
-      }
-      h << "</ul></div>\n";
-      md << "\n";
-    }
-    struct Section {
-      std::string id, title;
-      std::vector<const RenderedPlot*> plots;
-      std::vector<const detail::Table*> tables;
-    };
-    std::vector<Section> sections;
-    sections.push_back({"rooflines", "Rooflines", by_prefix("roofline-"), {}});
-    sections.push_back({"speedup", "Tensor-core speedup bound", by_prefix("speedup-bound"), {}});
-    sections.push_back({"platform", "Platform", {},
-                        {table_by_id("table-platform")}});
-    {
-      Section s{"memory", "Memory: latency and throughput per level", by_prefix("latency-"), {}};
-      s.tables = {table_by_id("table-latency"), table_by_id("table-throughput")};
-      sections.push_back(s);
-    }
-    {
-      Section s{"tensor", "Tensor cores", by_prefix("mma-"), {table_by_id("table-mma")}};
-      for (auto* p : by_prefix("wgmma-")) s.plots.push_back(p);
-      sections.push_back(s);
-    }
-    {
-      Section s{"validation", "Validation", {}, {}};
-      for (const auto& t : tables)
-        if (t.id.rfind("table-validation", 0) == 0) s.tables.push_back(&t);
-      sections.push_back(s);
-    }
-    h << "<nav><ul>\n";
-    for (const auto& s : sections) h << "<li><a href=\"#" << s.id << "\">" << detail::html_escape(s.title) << "</a></li>\n";
-    h << "<li><a href=\"#inputs\">Inputs and files</a></li>\n</ul></nav>\n";
-    for (const auto& s : sections) {
-      h << "<h2 id=\"" << s.id << "\">" << detail::html_escape(s.title) << "</h2>\n";
-      md << "## " << s.title << "\n\n";
-      bool tables_first = s.id == "tensor";
-      auto emit_tables = [&] {
-        for (const auto* t : s.tables) {
-          if (!t) continue;
-          h << detail::table_html(*t);
-          md << detail::table_markdown(*t);
-          h << "<p class=\"caption\">Data: <a href=\"" << t->id << ".csv\">" << t->id << ".csv</a>, <a href=\"" << t->id
-            << ".json\">" << t->id << ".json</a></p>\n";
-        }
-      };
-      if (tables_first) emit_tables();
-      for (const auto* p : s.plots) {
-        h << figure_html(*p);
-        md << figure_md(*p);
-      }
-      if (!tables_first) emit_tables();
-      if (s.id == "validation" && s.tables.empty()) {
-        h << "<p>No validation results in this report (run <code>ceiling validate</code> on a GPU, or pass "
-             "<code>--results</code>).</p>\n";
-        md << "No validation results in this report.\n\n";
-      }
-    }
-    h << "<h2 id=\"inputs\">Inputs and files</h2>\n<ul>\n";
-    md << "## Inputs\n\n";
-    for (const auto& i : inputs) {
-      h << "<li>" << detail::html_escape(i["kind"].get<std::string>()) << ": <a href=\""
-        << detail::html_escape(i["copy"].get<std::string>()) << "\">" << detail::html_escape(i["copy"].get<std::string>())
-        << "</a> (from <code>" << detail::html_escape(i["source"].get<std::string>()) << "</code>)</li>\n";
-      md << "- " << i["kind"].get<std::string>() << ": [" << i["copy"].get<std::string>() << "]("
-         << i["copy"].get<std::string>() << ") (from `" << i["source"].get<std::string>() << "`)\n";
-    }
-    h << "</ul>\n<p class=\"caption\">Every plot has its data (.csv, .json) and its gnuplot script (.gp) beside it: "
-         "<code>gnuplot NAME.gp</code> in this directory re-draws NAME.svg and NAME.png.</p>\n</body>\n</html>\n";
-    md << "\nEvery plot has its data (.csv, .json) and its gnuplot script (.gp) beside it: `gnuplot NAME.gp` in this "
-          "directory re-draws NAME.svg and NAME.png.\n";
-    write("index.html", h.str());
-    write("report.md", md.str());
+    // ---- index.html and report.md: one document, two renderers ----
+    std::string plotting = no_render.empty() ? gp.version : no_render;
+    const Document doc = build_document(in, tables, plots, inputs, date, plotting, out.warnings);
+    write("index.html", render_html(doc));
+    write("report.md", render_markdown(doc));
 
     // ---- report.json: everything a program needs ----
     json rj;
@@ -560,7 +461,8 @@ ReportOutput write_report(const ReportInput& in, const fs::path& dir_in, const W
     }
     rj["tables"] = tables_json;
     rj["inputs"] = inputs;
-    rj["warnings"] = out.warnings;
+    rj["warnings"] = doc.warnings;
+    rj["sections"] = sections_json(doc);
     write("report.json", rj.dump(1) + "\n");
 
     // ---- manifest (marks the directory as a ceiling report; hashes detect user edits) ----

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/descriptor.hpp"
+#include "model/validation.hpp"
 
 namespace ceiling::reports {
 
@@ -24,10 +25,10 @@ struct GpuInput {
   std::optional<nlohmann::json> probes; // docs/FORMATS.md "Probe details"
 };
 
-// One validation results file (docs/FORMATS.md "Validation results").
+// One validation results file (docs/FORMATS.md "Validation results"), read by validation::load_report.
 struct ResultsInput {
   std::filesystem::path path;
-  nlohmann::json json;
+  validation::ValidationReport report;
   std::string gpu_id;  // id of the GpuInput it belongs to; empty when none matched
 };
 
@@ -38,7 +39,8 @@ struct ReportInput {
 };
 
 // Loads descriptors (strict, load_descriptor), the probes.json beside each one
-// (<dir>/<stem>.probes.json) and results files; matches results to GPUs by descriptor id,
+// (probes_path_for: <dir>/<stem>.probes.json, schema kProbesSchema) and results files
+// (validation::load_report); matches results to GPUs by descriptor id,
 // descriptor file stem, then device name. A descriptor whose id is taken by an earlier one is
 // renamed to its file stem (then stem-2, ...). Throws std::runtime_error naming the file on bad input.
 ReportInput load_report_input(const std::vector<std::filesystem::path>& descriptors,

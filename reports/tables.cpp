@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -324,62 +325,39 @@ Table mma_table(const ReportInput& in) {
 
 // ---- validation results ----
 
-std::optional<double> num(const json& j, const char* key) {
-  if (!j.is_object()) return std::nullopt;
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
-std::string str(const json& j, const char* key) {
-  if (!j.is_object()) return {};
-  auto it = j.find(key);
-  if (it == j.end()) return {};
-  if (it->is_string()) return it->get<std::string>();
-  if (it->is_null()) return {};
-  return it->dump();
-}
-
-Cell num_cell(std::optional<double> v, Dimension d, int note, bool quantity = true) {
+Cell num_cell(double v, Dimension d, int note, bool quantity = true) {
   Cell c;
-  if (!v) {
-    c.text = mark_missing_measured();
-    c.source = "missing";
-    return c;
-  }
-  c.value = *v;
-  c.text = quantity ? format_quantity(*v, d) : short_num(*v, 4);
+  c.value = v;
+  c.text = quantity ? format_quantity(v, d) : short_num(v, 4);
   c.source = "measured";
   c.note = note;
   c.dimension = std::string(to_string(d));
   return c;
 }
 
-Cell bound_cell(std::optional<double> v, int note) {
+Cell derived_cell(double v, int note) {
   Cell c;
-  if (!v) {
-    c.text = "\u2014";
-    c.source = "missing";
-    return c;
-  }
-  c.value = *v;
-  c.text = short_num(*v, 4);
+  c.value = v;
+  c.text = short_num(v, 4);
   c.source = "derived";
   c.note = note;
   return c;
 }
 
-std::string size_text(const json& s) {
-  if (!s.is_object()) return s.is_null() ? "\u2014" : s.dump();
+// "m=4096 n=4096": the size's own parameter names, as the results file gives them.
+std::string size_text(const std::map<std::string, double>& size) {
+  if (size.empty()) return "\u2014";
   std::string out;
-  for (auto it = s.begin(); it != s.end(); ++it) {
-    out += (out.empty() ? "" : " ");
-    out += it.key() + "=" + (it->is_number() ? short_num(it->get<double>(), 4) : it->dump());
-  }
+  for (const auto& [k, v] : size) out += (out.empty() ? "" : " ") + k + "=" + short_num(v, 4);
   return out;
 }
 
+std::string unit_short(const std::string& variant) {
+  return variant == "tensor_core" ? "TC" : variant == "cuda_core" ? "CC" : variant;
+}
+
 std::string results_name(const ResultsInput& r) {
-  std::string dev = str(r.json.value("device", json::object()), "name");
+  const std::string& dev = r.report.device.name;
   return (r.gpu_id.empty() ? r.path.stem().string() : r.gpu_id) + (dev.empty() ? "" : " (" + dev + ")");
 }
 
@@ -387,7 +365,7 @@ void results_tables(const ReportInput& in, std::vector<Table>& out) {
   int idx = 0;
   for (const auto& r : in.results) {
     ++idx;
-    const json& j = r.json;
+    const validation::ValidationReport& v = r.report;
     std::string who = results_name(r);
     std::string stem = "table-validation-" + (r.gpu_id.empty() ? std::to_string(idx) : r.gpu_id);
     if (in.results.size() > 1 && !r.gpu_id.empty()) {
@@ -395,11 +373,9 @@ void results_tables(const ReportInput& in, std::vector<Table>& out) {
       for (const auto& o : in.results) same += o.gpu_id == r.gpu_id;
       if (same > 1) stem += "-" + std::to_string(idx);
     }
-    std::string prov = "results " + r.path.filename().string() + ", " + str(j, "date") + ", ceiling " +
-                       str(j, "tool_version");
-    if (auto clk = num(j, "sm_clock_hz")) prov += ", SM clock " + short_num(*clk / 1e6, 4) + " MHz";
-    std::string cmd = str(j, "command_line");
-    if (!cmd.empty()) prov += ", command: " + cmd;
+    std::string prov = "results " + r.path.filename().string() + ", " + v.date + ", ceiling " + v.tool_version;
+    if (v.sm_clock_hz > 0) prov += ", SM clock " + short_num(v.sm_clock_hz / 1e6, 4) + " MHz";
+    if (!v.command_line.empty()) prov += ", command: " + v.command_line;
 
     Table t;
     t.id = stem;
@@ -409,37 +385,33 @@ void results_tables(const ReportInput& in, std::vector<Table>& out) {
     t.caption_note = t.notes.add(prov);
     t.columns = {"kernel", "variant", "prec.", "size", "level", "working set", "I (flop/B)", "time (median)",
                  "time cv", "achieved BW", "achieved flop/s", "bound time", "efficiency", "verdict"};
-    int n = t.caption_note;
-    for (const auto& e : j.value("results", json::array())) {
+    const int n = t.caption_note;
+    for (const auto& e : v.results) {
       std::vector<Cell> row;
-      row.push_back(label(str(e, "kernel")));
-      row.push_back(text_cell(str(e, "variant") == "tensor_core" ? "TC" : str(e, "variant") == "cuda_core" ? "CC" : str(e, "variant"), 1));
-      row.push_back(text_cell(str(e, "precision"), 1));
-      row.push_back(text_cell(size_text(e.value("size", json())), 1));
-      row.push_back(text_cell(str(e, "memory_level"), 1));
-      row.push_back(num_cell(num(e, "working_set_bytes"), Dimension::bytes, n));
-      row.push_back(num_cell(num(e, "intensity"), Dimension::dimensionless, n, false));
-      const json ts = e.value("time_s", json::object());
-      row.push_back(num_cell(num(ts, "median"), Dimension::seconds, n));
-      auto cv = num(ts, "cv");
-      Cell cvc = num_cell(cv ? std::optional<double>(*cv * 100) : std::nullopt, Dimension::dimensionless, n, false);
-      if (cv) cvc.text += "%";
+      row.push_back(label(e.kernel));
+      row.push_back(text_cell(unit_short(e.variant), 1));
+      row.push_back(text_cell(e.precision, 1));
+      row.push_back(text_cell(size_text(e.size), 1));
+      row.push_back(text_cell(e.memory_level, 1));
+      row.push_back(num_cell(e.working_set_bytes, Dimension::bytes, n));
+      row.push_back(num_cell(e.intensity, Dimension::dimensionless, n, false));
+      row.push_back(num_cell(e.time_s.median, Dimension::seconds, n));
+      Cell cvc = num_cell(e.time_s.cv * 100, Dimension::dimensionless, n, false);
+      cvc.text += "%";
       row.push_back(cvc);
-      row.push_back(num_cell(num(e, "achieved_bytes_per_s"), Dimension::bytes_per_second, n));
-      row.push_back(num_cell(num(e, "achieved_flop_per_s"), Dimension::flop_per_second, n));
-      Cell bt = num_cell(num(e, "bound_time_s"), Dimension::seconds, n);
-      if (bt.source == "measured") bt.source = "derived";
+      row.push_back(num_cell(e.achieved_bytes_per_s, Dimension::bytes_per_second, n));
+      row.push_back(num_cell(e.achieved_flop_per_s, Dimension::flop_per_second, n));
+      Cell bt = num_cell(e.bound_time_s, Dimension::seconds, n);
+      bt.source = "derived";
       row.push_back(bt);
-      auto eff = num(e, "efficiency");
-      Cell ec = bound_cell(eff ? std::optional<double>(*eff * 100) : std::nullopt, n);
-      if (eff) ec.text = short_num(*eff * 100, 3) + "%";
+      Cell ec = derived_cell(e.efficiency * 100, n);
+      ec.text = short_num(e.efficiency * 100, 3) + "%";
       row.push_back(ec);
-      Cell v = text_cell(str(e, "verdict") + (e.value("flagged", false) ? " (flagged)" : ""), 1);
-      if (e.value("flagged", false) && !str(e, "flag_reason").empty())
-        v.note = t.notes.add(str(e, "kernel") + " " + str(e, "variant") + " flagged: " + str(e, "flag_reason"));
-      std::string reason = str(e, "verdict_reason");
-      if (!reason.empty() && !v.note) v.note = t.notes.add(str(e, "kernel") + " " + str(e, "variant") + ": " + reason);
-      row.push_back(v);
+      Cell vc = text_cell(e.verdict + (e.flagged ? " (flagged)" : ""), 1);
+      const std::string who_row = e.kernel + " " + e.variant;
+      if (e.flagged && !e.flag_reason.empty()) vc.note = t.notes.add(who_row + " flagged: " + e.flag_reason);
+      if (!e.verdict_reason.empty() && !vc.note) vc.note = t.notes.add(who_row + ": " + e.verdict_reason);
+      row.push_back(vc);
       t.rows.push_back(std::move(row));
     }
     if (t.rows.empty()) t.caption += " The file holds no kernel results.";
@@ -452,17 +424,17 @@ void results_tables(const ReportInput& in, std::vector<Table>& out) {
     s.caption_note = s.notes.add(prov);
     s.columns = {"kernel", "prec.", "size", "working set", "level", "measured CC/TC", "bound Eq. 22", "limit Eq. 23",
                  "verdict"};
-    for (const auto& e : j.value("speedups", json::array())) {
+    for (const auto& e : v.speedups) {
       std::vector<Cell> row;
-      row.push_back(label(str(e, "kernel")));
-      row.push_back(text_cell(str(e, "precision"), 1));
-      row.push_back(text_cell(size_text(e.value("size", json())), 1));
-      row.push_back(num_cell(num(e, "working_set_bytes"), Dimension::bytes, s.caption_note));
-      row.push_back(text_cell(str(e, "memory_level"), 1));
-      row.push_back(num_cell(num(e, "measured"), Dimension::dimensionless, s.caption_note, false));
-      row.push_back(bound_cell(num(e, "bound_eq22"), s.caption_note));
-      row.push_back(bound_cell(num(e, "limit_eq23"), s.caption_note));
-      row.push_back(text_cell(str(e, "verdict"), 1));
+      row.push_back(label(e.kernel));
+      row.push_back(text_cell(e.precision, 1));
+      row.push_back(text_cell(size_text(e.size), 1));
+      row.push_back(num_cell(e.working_set_bytes, Dimension::bytes, s.caption_note));
+      row.push_back(text_cell(e.memory_level, 1));
+      row.push_back(num_cell(e.measured, Dimension::dimensionless, s.caption_note, false));
+      row.push_back(derived_cell(e.bound_eq22, s.caption_note));
+      row.push_back(derived_cell(e.limit_eq23, s.caption_note));
+      row.push_back(text_cell(e.verdict, 1));
       s.rows.push_back(std::move(row));
     }
     if (!s.rows.empty()) out.push_back(std::move(s));
@@ -475,20 +447,17 @@ void results_tables(const ReportInput& in, std::vector<Table>& out) {
                 "(GPGPU'25 Figure 6).";
     g.caption_note = g.notes.add(prov);
     g.columns = {"kernel", "prec.", "side", "T(CC)/T(TC) geomean", "CC speedup over TC", "count"};
-    for (const auto& e : j.value("geomeans", json::array())) {
+    for (const auto& e : v.geomeans) {
       std::vector<Cell> row;
-      row.push_back(label(str(e, "kernel")));
-      row.push_back(text_cell(str(e, "precision"), 1));
-      row.push_back(text_cell(str(e, "side"), 1));
-      auto cc_over_tc = num(e, "cc_over_tc");
-      row.push_back(num_cell(cc_over_tc, Dimension::dimensionless, g.caption_note, false));
-      // Older files lack the inverse; it is 1 / cc_over_tc by definition (validation.hpp).
-      auto inv = num(e, "cc_speedup_over_tc");
-      if (!inv && cc_over_tc && *cc_over_tc > 0) inv = 1.0 / *cc_over_tc;
-      Cell ic = num_cell(inv, Dimension::dimensionless, g.caption_note, false);
-      if (ic.source == "measured") ic.source = "derived";
+      row.push_back(label(e.kernel));
+      row.push_back(text_cell(e.precision, 1));
+      row.push_back(text_cell(e.side, 1));
+      row.push_back(num_cell(e.cc_over_tc, Dimension::dimensionless, g.caption_note, false));
+      // 1 / cc_over_tc by definition (validation.hpp); load_report fills it for older files.
+      Cell ic = num_cell(e.cc_speedup, Dimension::dimensionless, g.caption_note, false);
+      ic.source = "derived";
       row.push_back(ic);
-      row.push_back(text_cell(str(e, "count"), 1));
+      row.push_back(text_cell(std::to_string(e.count), 1));
       g.rows.push_back(std::move(row));
     }
     if (!g.rows.empty()) out.push_back(std::move(g));
@@ -499,14 +468,14 @@ void results_tables(const ReportInput& in, std::vector<Table>& out) {
     f.caption = "phi of T = max(Tmem,Tcmp) + (1-phi) min(Tmem,Tcmp) + Tother fitted to the measurements (ours).";
     f.caption_note = f.notes.add(prov);
     f.columns = {"kernel", "variant", "prec.", "phi", "r\u00b2", "points"};
-    for (const auto& e : j.value("overlap_fits", json::array())) {
+    for (const auto& e : v.overlap_fits) {
       std::vector<Cell> row;
-      row.push_back(label(str(e, "kernel")));
-      row.push_back(text_cell(str(e, "variant"), 1));
-      row.push_back(text_cell(str(e, "precision"), 1));
-      row.push_back(bound_cell(num(e, "phi"), f.caption_note));
-      row.push_back(bound_cell(num(e, "r2"), f.caption_note));
-      row.push_back(text_cell(str(e, "points"), 1));
+      row.push_back(label(e.kernel));
+      row.push_back(text_cell(e.variant, 1));
+      row.push_back(text_cell(e.precision, 1));
+      row.push_back(derived_cell(e.phi, f.caption_note));
+      row.push_back(derived_cell(e.r2, f.caption_note));
+      row.push_back(text_cell(std::to_string(e.points), 1));
       f.rows.push_back(std::move(row));
     }
     if (!f.rows.empty()) out.push_back(std::move(f));
@@ -525,109 +494,13 @@ std::vector<Table> build_tables(const ReportInput& in) {
   return out;
 }
 
-// ---- renderers ----
-
-std::string html_escape(std::string_view s) {
-  std::string o;
-  o.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&#39;"; break;
-      default: o += c;
-    }
-  }
-  return o;
-}
-
-std::string md_escape(std::string_view s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '|') o += "\\|";
-    else if (c == '\n') o += ' ';
-    else o += c;
-  }
-  return o;
-}
+// ---- data files ----
 
 std::string csv_field(std::string_view s) {
   if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
   std::string o = "\"";
   for (char c : s) o += (c == '"') ? std::string("\"\"") : std::string(1, c);
   return o + "\"";
-}
-
-std::string table_html(const Table& t) {
-  std::ostringstream o;
-  o << "<section class=\"table\" id=\"" << html_escape(t.id) << "\">\n<h3>" << html_escape(t.title) << "</h3>\n";
-  o << "<p class=\"caption\">" << html_escape(t.caption);
-  if (t.caption_note) o << " <sup>" << t.caption_note << "</sup>";
-  o << "</p>\n<div class=\"scroll\"><table>\n<thead>\n";
-  if (!t.groups.empty()) {
-    o << "<tr>";
-    for (const auto& [g, span] : t.groups)
-      o << "<th" << (span > 1 ? " colspan=\"" + std::to_string(span) + "\"" : "") << " class=\"group\">"
-        << html_escape(g) << "</th>";
-    o << "</tr>\n";
-  }
-  o << "<tr>";
-  for (const auto& c : t.columns) o << "<th>" << html_escape(c) << "</th>";
-  o << "</tr>\n</thead>\n<tbody>\n";
-  for (const auto& row : t.rows) {
-    o << "<tr>";
-    for (const auto& c : row) {
-      const char* tag = c.source == "label" ? "th" : "td";
-      o << "<" << tag << " class=\"" << c.source << "\"" << (c.span > 1 ? " colspan=\"" + std::to_string(c.span) + "\"" : "")
-        << ">" << html_escape(c.text);
-      if (c.note) o << "<sup>" << c.note << "</sup>";
-      o << "</" << tag << ">";
-    }
-    o << "</tr>\n";
-  }
-  o << "</tbody>\n</table></div>\n";
-  if (!t.notes.items.empty()) {
-    o << "<ol class=\"notes\">\n";
-    for (const auto& n : t.notes.items) o << "<li>" << html_escape(n) << "</li>\n";
-    o << "</ol>\n";
-  }
-  o << "</section>\n";
-  return o.str();
-}
-
-std::string table_markdown(const Table& t) {
-  std::ostringstream o;
-  o << "### " << t.title << "\n\n" << t.caption;
-  if (t.caption_note) o << " [" << t.caption_note << "]";
-  o << "\n\n";
-  // GFM has no colspan: group names are folded into the column names.
-  std::vector<std::string> cols;
-  size_t ci = 0;
-  for (const auto& [g, span] : t.groups)
-    for (int k = 0; k < span && ci < t.columns.size(); ++k, ++ci)
-      cols.push_back(g.empty() ? t.columns[ci] : g + " " + t.columns[ci]);
-  for (; ci < t.columns.size(); ++ci) cols.push_back(t.columns[ci]);
-  o << "|";
-  for (const auto& c : cols) o << " " << md_escape(c) << " |";
-  o << "\n|";
-  for (size_t i = 0; i < cols.size(); ++i) o << (i == 0 ? "---|" : "---:|");
-  o << "\n";
-  for (const auto& row : t.rows) {
-    o << "|";
-    for (const auto& c : row) {
-      std::string text = md_escape(c.text) + (c.note ? " [" + std::to_string(c.note) + "]" : "");
-      if (c.source == "label") text = "**" + text + "**";
-      o << " " << text << " |";
-      for (int k = 1; k < c.span; ++k) o << " |";
-    }
-    o << "\n";
-  }
-  o << "\n";
-  for (size_t i = 0; i < t.notes.items.size(); ++i) o << "[" << (i + 1) << "] " << t.notes.items[i] << "  \n";
-  o << "\n";
-  return o.str();
 }
 
 std::string table_csv(const Table& t) {
