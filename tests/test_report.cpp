@@ -17,6 +17,7 @@
 #include "model/descriptor.hpp"
 #include "model/kernel_model.hpp"
 #include "model/validation.hpp"
+#include "reports/document.hpp"
 #include "reports/report.hpp"
 
 namespace fs = std::filesystem;
@@ -521,4 +522,179 @@ TEST_CASE("results written by validate's own writer are read by the report") {
   CHECK(rf["kernels"].size() == rep.results.size());
   CHECK(fs::is_regular_file(out / "table-validation-fixture-gpu-geomeans.json"));
   fs::remove_all(d);
+}
+
+namespace {
+
+// (id, title) of every <h2 id="..."> of the HTML, titles unescaped.
+std::vector<std::pair<std::string, std::string>> html_sections(const std::string& html) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::regex h2("<h2 id=\"([^\"]*)\">([^<]*)</h2>");
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), h2); it != std::sregex_iterator(); ++it) {
+    std::string title = (*it)[2];
+    for (auto [from, to] : {std::pair<std::string, std::string>{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""},
+                            {"&#39;", "'"}, {"&amp;", "&"}})
+      for (size_t p = 0; (p = title.find(from, p)) != std::string::npos; p += to.size()) title.replace(p, from.size(), to);
+    out.push_back({(*it)[1], title});
+  }
+  return out;
+}
+
+// Titles of every "## " heading of the Markdown, in order.
+std::vector<std::string> md_sections(const std::string& md) {
+  std::vector<std::string> out;
+  std::istringstream in(md);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("## ", 0) == 0) out.push_back(line.substr(3));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("index.html and report.md have the same sections in the same order; report.json lists them") {
+  fs::path dir = fresh_dir("sections");
+  WriteOptions opt;
+  opt.render_plots = false;  // the sections do not depend on gnuplot
+  write_report(fixture_input(), dir, opt);
+  const std::string html = slurp(dir / "index.html");
+  const std::string md = slurp(dir / "report.md");
+  auto hs = html_sections(html);
+  auto ms = md_sections(md);
+  const std::vector<std::pair<std::string, std::string>> want{
+      {"summary", "Summary"},
+      {"rooflines", "Rooflines"},
+      {"speedup", "Tensor-core speedup bound"},
+      {"platform", "Platform"},
+      {"memory", "Memory: latency and throughput per level"},
+      {"tensor", "Tensor cores"},
+      {"validation", "Validation"},
+      {"inputs", "Inputs and files"}};
+  CHECK(hs == want);
+  REQUIRE(ms.size() == hs.size());
+  for (size_t i = 0; i < hs.size(); ++i) CHECK(ms[i] == hs[i].second);
+  // The whole page is well-formed (XHTML-compatible HTML5) and loads nothing.
+  std::string err;
+  CHECK_MESSAGE(xml_well_formed(html, &err), err);
+  CHECK(html.find("<script") == std::string::npos);
+
+  // report.json: the sections, and every key it had before them.
+  json rj = read_json(dir / "report.json");
+  for (const char* k : {"schema", "tool_version", "date", "command_line", "gnuplot", "gpus", "plots", "tables",
+                        "inputs", "warnings"}) {
+    INFO(k);
+    CHECK(rj.contains(k));
+  }
+  CHECK(rj["schema"] == kReportSchema);
+  REQUIRE(rj.contains("sections"));
+  REQUIRE(rj["sections"].size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    CHECK(rj["sections"][i]["id"] == want[i].first);
+    CHECK(rj["sections"][i]["title"] == want[i].second);
+  }
+  CHECK(rj["plots"].size() >= 5);
+  CHECK(rj["tables"].size() >= 5);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("renderers: one small Document as HTML and as Markdown") {
+  Document d;
+  d.title = "Report <&> test";
+  d.meta.push_back({Span::plain("Written today ("), Span::code("ceiling report --out x"), Span::plain(").")});
+  d.summary.push_back({Span::plain("GPU A: 3 measured values")});
+  d.summary_note = {Span::plain("Missing: "), Span::emphasis("\u2014 not measured")};
+  d.warnings.push_back("plot a: gnuplot said <boom> & stopped");
+
+  detail::Table t;
+  t.id = "table-small";
+  t.title = "Small table";
+  t.caption = "A caption.";
+  t.groups = {{"", 1}, {"GPU A", 2}};
+  t.columns = {"", "spec", "measured"};
+  detail::Cell row_label{.text = "DRAM | bandwidth", .source = "label"};
+  detail::Cell spec{.text = "4 TB/s", .value = 4e12, .source = "spec", .note = 1};
+  detail::Cell missing{.text = "\u2014 not measured", .source = "missing"};
+  t.rows.push_back({row_label, spec, missing});
+  t.notes.add("GPU A spec: datasheet");
+
+  Figure lost;
+  lost.id = "latency-a";
+  lost.title = "Latency of A";
+  lost.caption = "How to read it.";
+  lost.missing_reason = "not measured (no a.probes.json)";
+  lost.files = {"latency-a.csv", "latency-a.gp"};
+
+  Figure drawn;
+  drawn.id = "roofline-a";
+  drawn.title = "Roofline of A";
+  drawn.caption = "Ceilings and roofs.";
+  drawn.svg = "<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\">"
+              "<title>Gnuplot</title><defs><path id=\"p1\" d=\"M0 0\"/></defs><use href=\"#p1\"/></svg>\n";
+  drawn.image = "roofline-a.svg";
+  drawn.files = {"roofline-a.svg", "roofline-a.png"};
+
+  Section one{"one", "First & only", {}};
+  one.blocks.push_back(Paragraph{{Span::plain("See "), Span::link("the data", "data file.csv"), Span::plain(".")}, false});
+  one.blocks.push_back(TableBlock{t, {"table-small.csv", "table-small.json"}});
+  one.blocks.push_back(lost);
+  one.blocks.push_back(Note{{Span::plain("Nothing else here.")}});
+  Section two{"two", "Second", {}};
+  two.blocks.push_back(drawn);
+  two.blocks.push_back(List{{{Span::strong("bold"), Span::plain(" item")}, {Span::plain("plain item")}}});
+  d.sections = {one, two};
+
+  const std::string html = render_html(d);
+  INFO(html);
+  std::string err;
+  CHECK_MESSAGE(xml_well_formed(html, &err), err);
+  CHECK(html.find("<title>Report &lt;&amp;&gt; test</title>") != std::string::npos);
+  CHECK(html.find("<code>ceiling report --out x</code>") != std::string::npos);
+  CHECK(html.find("<i>\u2014 not measured</i>") != std::string::npos);
+  CHECK(html.find("<li>plot a: gnuplot said &lt;boom&gt; &amp; stopped</li>") != std::string::npos);
+  CHECK(html.find("<a href=\"data file.csv\">the data</a>") != std::string::npos);
+  CHECK(html.find("<th colspan=\"2\" class=\"group\">GPU A</th>") != std::string::npos);
+  CHECK(html.find("<th class=\"label\">DRAM | bandwidth</th>") != std::string::npos);
+  CHECK(html.find("<td class=\"spec\">4 TB/s<sup>1</sup></td>") != std::string::npos);
+  CHECK(html.find("<td class=\"missing\">\u2014 not measured</td>") != std::string::npos);
+  CHECK(html.find("<li>GPU A spec: datasheet</li>") != std::string::npos);
+  CHECK(html.find("<a href=\"table-small.json\">table-small.json</a>") != std::string::npos);
+  CHECK(html.find("<div class=\"missing-plot\">Plot missing: not measured (no a.probes.json)</div>") != std::string::npos);
+  CHECK(html.find("<p class=\"note\">Nothing else here.</p>") != std::string::npos);
+  CHECK(html.find("<b>bold</b> item") != std::string::npos);
+  // The drawn plot is inlined: no prolog, ids prefixed with the figure id, titled.
+  CHECK(inline_svgs(html).size() == 1);
+  CHECK(html.find("<?xml") == std::string::npos);
+  CHECK(html.find("id=\"roofline-a-p1\"") != std::string::npos);
+  CHECK(html.find("href=\"#roofline-a-p1\"") != std::string::npos);
+  CHECK(html.find("aria-label=\"Roofline of A\"") != std::string::npos);
+  CHECK(html.find("<title>Roofline of A</title>") != std::string::npos);
+  // Blocks in their order: table before the missing figure before the note.
+  CHECK(html.find("id=\"table-small\"") < html.find("id=\"latency-a\""));
+  CHECK(html.find("id=\"latency-a\"") < html.find("Nothing else here."));
+  const std::vector<std::pair<std::string, std::string>> want{{"summary", "Summary"}, {"one", "First & only"}, {"two", "Second"}};
+  CHECK(html_sections(html) == want);
+  CHECK(section_headings(d) == want);
+  CHECK(sections_json(d).size() == 3);
+  CHECK(sections_json(d)[1]["id"] == "one");
+
+  const std::string md = render_markdown(d);
+  INFO(md);
+  CHECK(md.rfind("# Report <&> test\n\n", 0) == 0);
+  CHECK(md.find("Written today (`ceiling report --out x`).") != std::string::npos);
+  CHECK(md.find("- GPU A: 3 measured values\n") != std::string::npos);
+  CHECK(md.find("Missing: *\u2014 not measured*") != std::string::npos);
+  CHECK(md.find("**Warnings**\n\n- plot a: gnuplot said <boom> & stopped\n") != std::string::npos);
+  CHECK(md.find("See [the data](<data file.csv>).") != std::string::npos);
+  CHECK(md.find("### Small table") != std::string::npos);
+  CHECK(md.find("| GPU A spec | GPU A measured |") != std::string::npos);
+  CHECK(md.find("| **DRAM \\| bandwidth** | 4 TB/s [1] | \u2014 not measured |") != std::string::npos);
+  CHECK(md.find("[1] GPU A spec: datasheet") != std::string::npos);
+  CHECK(md.find("Data: [table-small.csv](table-small.csv), [table-small.json](table-small.json)") != std::string::npos);
+  CHECK(md.find("#### Latency of A\n\n*Plot missing: not measured (no a.probes.json)*") != std::string::npos);
+  CHECK(md.find("Files: [latency-a.csv](latency-a.csv) [latency-a.gp](latency-a.gp)") != std::string::npos);
+  CHECK(md.find("> Nothing else here.") != std::string::npos);
+  CHECK(md.find("![Roofline of A](roofline-a.svg)") != std::string::npos);
+  CHECK(md.find("<svg") == std::string::npos);  // Markdown links the image, never inlines it
+  CHECK(md.find("- **bold** item\n- plain item\n") != std::string::npos);
+  CHECK(md.find("### Small table") < md.find("#### Latency of A"));
+  CHECK(md_sections(md) == std::vector<std::string>{"Summary", "First & only", "Second"});
 }
