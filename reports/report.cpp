@@ -1,5 +1,6 @@
-// The report writer: loads inputs, stages every file, renders plots with gnuplot, writes
-// index.html / report.md / manifest.json, then moves the result into place without losing data.
+// The report writer: loads inputs, stages every file, renders plots with gnuplot, builds the
+// Document (document.hpp) and has it rendered to index.html / report.md, writes report.json and
+// manifest.json, then moves the result into place without losing data.
 #include "report.hpp"
 
 #include <spdlog/spdlog.h>
