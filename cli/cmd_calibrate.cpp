@@ -1,17 +1,13 @@
-// ceiling calibrate: run the probes on a GPU and merge their measurements into a descriptor
-// (spec values kept, measured values replaced), saved atomically after every probe.
+// ceiling calibrate: parse the options, run the calibration session of the probes library
+// (probes/calibration.hpp), print its summary and map its errors to exit codes.
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
-#include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,44 +16,14 @@
 #include "model/units.hpp"
 
 #ifdef CEILING_HAVE_CUDA
-#include "gpu/gpu.hpp"
+#include "probes/calibration.hpp"
 #include "probes/registry.hpp"
 #endif
 
 namespace ceiling::cli {
-namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-[[maybe_unused]] fs::path probes_json_path(const fs::path& out) {
-  return out.parent_path() / (out.stem().string() + ".probes.json");
-}
-
-// Same atomic scheme as save_descriptor: temporary file in the same directory, then rename.
-[[maybe_unused]] void write_atomically(const fs::path& file, const std::string& text) {
-  const fs::path tmp = file.parent_path() / ("." + file.filename().string() + ".tmp");
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw std::runtime_error("cannot write " + tmp.string());
-    f << text;
-    f.flush();
-    if (!f) throw std::runtime_error("write failed: " + tmp.string());
-  }
-  fs::rename(tmp, file);
-}
-
-[[maybe_unused]] json load_probes_json(const fs::path& file) {
-  std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) return json::object();
-  std::ifstream f(file);
-  try {
-    return json::parse(f);
-  } catch (const std::exception& e) {
-    spdlog::warn("{}: not valid JSON ({}); starting a new probe-details file", file.string(), e.what());
-    return json::object();
-  }
-}
 
 #ifdef CEILING_HAVE_CUDA
 std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
@@ -94,40 +60,6 @@ int print_list(bool as_json) {
   return 0;
 }
 
-// Descriptor to merge into: the output file itself (resume), else --base, else the shipped
-// descriptor of this device's name, else a new one.
-HardwareDescriptor starting_descriptor(const CalibrateOptions& opt, const fs::path& out, const gpu::DeviceInfo& dev,
-                                       std::string& origin) {
-  std::error_code ec;
-  if (fs::is_regular_file(out, ec)) {
-    origin = out.string() + " (resumed)";
-    return load_descriptor(out);
-  }
-  if (!opt.base.empty()) {
-    const fs::path base = resolve_hardware(opt.base);
-    origin = base.string();
-    return load_descriptor(base);
-  }
-  for (const auto& p : shipped_descriptors()) {
-    try {
-      auto d = load_descriptor(p);
-      if (d.identity.name == dev.name) {
-        origin = p.string();
-        return d;
-      }
-    } catch (const std::exception& e) {
-      spdlog::debug("skipping {}: {}", p.string(), e.what());
-    }
-  }
-  origin = "new descriptor";
-  HardwareDescriptor d;
-  d.id = id_from_name(dev.name);
-  d.identity.name = dev.name;
-  return d;
-}
-
-std::string version_string(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
-
 std::string describe(const std::string& path, const MeasuredValue& m, const HardwareDescriptor& d) {
   const Field* f = d.find_field(path);
   const Dimension dim = f ? f->dimension : Dimension::dimensionless;
@@ -135,6 +67,66 @@ std::string describe(const std::string& path, const MeasuredValue& m, const Hard
   std::snprintf(cv, sizeof cv, "%.2f%%", 100 * m.cv);
   return format_quantity(m.median, dim) + "  (cv " + cv + ", n=" + std::to_string(m.repeats) +
          (m.flagged ? ", FLAGGED" : "") + ")";
+}
+
+// "[2/7] dram-bandwidth: running", progress at most every 0.5 s, "done in 1.2 s" (stderr).
+probes::CalibrationProgress progress_printer() {
+  auto last_print = std::make_shared<std::chrono::steady_clock::time_point>();
+  return [last_print](const probes::CalibrationEvent& e) {
+    using Kind = probes::CalibrationEvent::Kind;
+    const std::string tag = "[" + std::to_string(e.index) + "/" + std::to_string(e.count) + "] " + e.probe;
+    const auto now = std::chrono::steady_clock::now();
+    switch (e.kind) {
+      case Kind::running:
+        *last_print = now;
+        std::fprintf(stderr, "%s: running\n", tag.c_str());
+        break;
+      case Kind::progress:
+        if (now - *last_print < std::chrono::milliseconds(500) && e.fraction < 1.0) return;
+        *last_print = now;
+        std::fprintf(stderr, "%s: %3.0f%% %s\n", tag.c_str(), 100 * e.fraction, e.label.c_str());
+        break;
+      case Kind::done:
+        std::fprintf(stderr, "%s: done in %.1f s\n", tag.c_str(), e.seconds);
+        break;
+    }
+  };
+}
+
+void print_summary(const probes::CalibrationResult& r, bool as_json) {
+  if (as_json) {
+    json summary = json::array();
+    for (const auto& p : r.probes) {
+      json sum = {{"name", p.name}, {"status", std::string(to_string(p.status))}, {"seconds", p.seconds},
+                  {"fields", json::array()}};
+      if (p.status == probes::ProbeStatus::skipped) sum["reason"] = p.reason;
+      for (const auto& fm : p.fields)
+        sum["fields"].push_back({{"path", fm.path}, {"median", fm.value.median}, {"cv", fm.value.cv},
+                                 {"flagged", fm.value.flagged}});
+      summary.push_back(sum);
+    }
+    std::cout << json{{"descriptor", r.descriptor_path.string()},
+                      {"probes_json", r.probes_path.string()},
+                      {"device", {{"name", r.device_name}, {"uuid", r.device_uuid},
+                                  {"compute_capability", r.compute_capability}}},
+                      {"seconds", r.seconds},
+                      {"probes", summary}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  std::cout << "calibrated " << r.device_name << " in " << std::lround(r.seconds * 10) / 10.0 << " s -> "
+            << r.descriptor_path.string() << " (+ " << r.probes_path.filename().string() << ")\n";
+  for (const auto& p : r.probes) {
+    std::cout << "  " << p.name << ": " << to_string(p.status);
+    if (p.status == probes::ProbeStatus::skipped) std::cout << " (" << p.reason << ")";
+    std::cout << "\n";
+    for (const auto& fm : p.fields) {
+      const Field* fld = r.descriptor.find_field(fm.path);
+      if (fld && fld->measured)
+        std::cout << "    " << fm.path << " = " << describe(fm.path, *fld->measured, r.descriptor) << "\n";
+    }
+  }
 }
 #endif
 
@@ -147,161 +139,25 @@ int run_calibrate(const CalibrateOptions& opt) {
                 "nothing can be measured");
   return 2;
 #else
-  // Which probes: --probes names (checked), else all (or the --quick subset).
-  std::vector<const probes::ProbeInfo*> chosen;
-  if (!opt.probes.empty()) {
-    for (const auto& name : opt.probes) {
-      const auto* p = probes::registry().find(name);
-      if (!p) {
-        std::vector<std::string> known;
-        for (const auto& q : probes::registry().all()) known.push_back(q.name);
-        throw std::runtime_error("calibrate: unknown probe '" + name + "' (known: " + join(known) + ")");
-      }
-      chosen.push_back(p);
-    }
-  } else {
-    for (const auto& p : probes::registry().all())
-      if (!opt.quick || p.in_quick) chosen.push_back(&p);
-  }
-
-  // A typo in --probes is reported even where no GPU is present.
-  if (gpu::device_count() == 0) {
-    spdlog::error("calibrate: {}; nothing measured", gpu::no_gpu_reason());
+  probes::CalibrationOptions o;
+  o.device = opt.device;
+  o.probes = opt.probes;
+  o.quick = opt.quick;
+  o.out = opt.out;
+  o.base = opt.base;
+  o.resolve_base = [](const std::string& name) { return resolve_hardware(name); };
+  o.candidates = shipped_descriptors();
+  o.id_from_name = [](const std::string& name) { return id_from_name(name); };
+  probes::CalibrationResult r;
+  try {
+    r = probes::run_calibration(o, progress_printer());
+  } catch (const probes::NoGpuError& e) {
+    spdlog::error("{}", e.what());
     return 2;
   }
-  if (opt.device < 0 || opt.device >= gpu::device_count())
-    throw std::runtime_error("calibrate: --device " + std::to_string(opt.device) + " out of range (" +
-                             std::to_string(gpu::device_count()) + " device(s))");
-  CUDA_CHECK(cudaSetDevice(opt.device));
-  const gpu::DeviceInfo dev = gpu::query_device(opt.device);
-  const int cc = dev.cc_major * 10 + dev.cc_minor;
-
-  fs::path out = opt.out.empty() ? fs::path(id_from_name(dev.name) + ".yaml") : fs::path(opt.out);
-  std::string origin;
-  HardwareDescriptor d = starting_descriptor(opt, out, dev, origin);
-  if (opt.out.empty() && !d.id.empty()) {
-    out = fs::path(d.id + ".yaml");
-    std::error_code ec;
-    if (fs::is_regular_file(out, ec)) d = starting_descriptor(opt, out, dev, origin);
-  }
-  if (d.id.empty()) d.id = out.stem().string();
-  d.tool_version = CEILING_VERSION;
-  d.identity.uuid = dev.uuid;
-  d.identity.sm_count = dev.sm_count;
-  d.identity.compute_capability = dev.compute_capability();
-  d.identity.driver = dev.driver_text();
-  d.identity.cuda_version = version_string(dev.runtime_version);
-  if (!out.parent_path().empty()) fs::create_directories(out.parent_path());
-  const fs::path pj_path = probes_json_path(out);
-  json pj = load_probes_json(pj_path);
-  pj["schema"] = "ceiling/probes/1";
-  pj["device"] = {{"name", dev.name}, {"uuid", dev.uuid}};
-  if (!pj.contains("probes") || !pj["probes"].is_object()) pj["probes"] = json::object();
-
-  spdlog::info("calibrate: {} (cc {}, {} SMs, L2 {} ), starting from {}; writing {}", dev.name, dev.compute_capability(),
-               dev.sm_count, format_quantity(static_cast<double>(dev.l2_bytes), Dimension::bytes), origin, out.string());
-
-  probes::ProbeContext ctx;
-  ctx.device = opt.device;
-  ctx.quick = opt.quick;
-  ctx.sm_count = dev.sm_count;
-  ctx.cc_major = dev.cc_major;
-  ctx.cc_minor = dev.cc_minor;
-  ctx.l2_bytes = dev.l2_bytes;
-
-  json summary = json::array();
-  int ran = 0;
-  const auto t_all = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < chosen.size(); ++i) {
-    const auto& p = *chosen[i];
-    const std::string tag = "[" + std::to_string(i + 1) + "/" + std::to_string(chosen.size()) + "] " + p.name;
-    json entry = {{"date", gpu::utc_now_iso8601()}, {"skipped", nullptr}, {"details", json::object()}};
-    json sum = {{"name", p.name}, {"status", "ok"}, {"seconds", 0.0}, {"fields", json::array()}};
-    const auto t0 = std::chrono::steady_clock::now();
-    auto last_print = t0;
-    ctx.progress = [&](double f, const std::string& what) {
-      const auto now = std::chrono::steady_clock::now();
-      if (now - last_print < std::chrono::milliseconds(500) && f < 1.0) return;
-      last_print = now;
-      std::fprintf(stderr, "%s: %3.0f%% %s\n", tag.c_str(), 100 * f, what.c_str());
-    };
-    std::optional<std::string> skipped;
-    if (cc < p.min_cc) {
-      skipped = "needs compute capability " + std::to_string(p.min_cc / 10) + "." + std::to_string(p.min_cc % 10) +
-                ", device has " + dev.compute_capability();
-    } else {
-      std::fprintf(stderr, "%s: running\n", tag.c_str());
-      try {
-        probes::ProbeOutput po = p.run(ctx);
-        if (po.skipped) {
-          skipped = po.skipped;
-        } else {
-          for (const auto& fm : po.fields) {
-            // Extras are bytes by default; a named latency or bandwidth extra says otherwise.
-            if (fm.path.find(".extra.") != std::string::npos) {
-              Field& f = d.field(fm.path);
-              if (fm.path.ends_with("_latency")) f.dimension = Dimension::cycles;
-              if (fm.path.ends_with("_bandwidth")) f.dimension = Dimension::bytes_per_second;
-            }
-            d.set_measured(fm.path, fm.value);
-            sum["fields"].push_back({{"path", fm.path}, {"median", fm.value.median}, {"cv", fm.value.cv},
-                                     {"flagged", fm.value.flagged}});
-          }
-          for (const auto& ti : po.instructions) d.upsert_instruction(ti);
-          entry["details"] = po.details;
-          ++ran;
-        }
-      } catch (const std::exception& e) {
-        skipped = std::string("failed: ") + e.what();
-        spdlog::error("{}: {}", tag, e.what());
-        cudaGetLastError();  // clear a non-sticky error so the next probe can try
-      }
-    }
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    sum["seconds"] = secs;
-    if (skipped) {
-      entry["skipped"] = *skipped;
-      sum["status"] = "skipped";
-      sum["reason"] = *skipped;
-      spdlog::warn("{}: skipped: {}", tag, *skipped);
-      // Keep the details of an earlier successful run of this probe, if any.
-      if (pj["probes"].contains(p.name) && pj["probes"][p.name].value("skipped", json(nullptr)).is_null())
-        entry["details"] = pj["probes"][p.name]["details"];
-    } else {
-      std::fprintf(stderr, "%s: done in %.1f s\n", tag.c_str(), secs);
-    }
-    pj["probes"][p.name] = entry;
-    // Saved after every probe: an interrupted run keeps what it measured and can resume.
-    save_descriptor(d, out);
-    write_atomically(pj_path, pj.dump(1) + "\n");
-    summary.push_back(sum);
-  }
-  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_all).count();
-
-  if (opt.json) {
-    std::cout << json{{"descriptor", out.string()},
-                      {"probes_json", pj_path.string()},
-                      {"device", {{"name", dev.name}, {"uuid", dev.uuid}, {"compute_capability", dev.compute_capability()}}},
-                      {"seconds", total},
-                      {"probes", summary}}
-                     .dump(2)
-              << "\n";
-  } else {
-    std::cout << "calibrated " << dev.name << " in " << std::lround(total * 10) / 10.0 << " s -> " << out.string()
-              << " (+ " << pj_path.filename().string() << ")\n";
-    for (const auto& s : summary) {
-      std::cout << "  " << s["name"].get<std::string>() << ": " << s["status"].get<std::string>();
-      if (s.contains("reason")) std::cout << " (" << s["reason"].get<std::string>() << ")";
-      std::cout << "\n";
-      for (const auto& f : s["fields"]) {
-        const std::string path = f["path"];
-        const Field* fld = d.find_field(path);
-        if (fld && fld->measured) std::cout << "    " << path << " = " << describe(path, *fld->measured, d) << "\n";
-      }
-    }
-  }
-  if (ran == 0) {
-    spdlog::error("calibrate: no probe could run on {}", dev.name);
+  print_summary(r, opt.json);
+  if (r.ran() == 0) {
+    spdlog::error("calibrate: no probe could run on {}", r.device_name);
     return 1;
   }
   return 0;

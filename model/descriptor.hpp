@@ -158,7 +158,10 @@ class DescriptorError : public InputFileError {
 // Measured values need median, probe and an ISO 8601 date; min <= median <= max when given.
 HardwareDescriptor load_descriptor(const std::filesystem::path& file);
 HardwareDescriptor parse_descriptor(const std::string& yaml_text, const std::string& name_for_errors);
-// Canonical YAML; load(save(d)) == d exactly (values written with format_exact).
+// Canonical YAML. Spec values are written exactly (format_exact). A measured median, min and max
+// are written in one unit with the digits their spread supports (half a rounding step within a
+// tenth of max - min and of cv x median, at least 3 significant digits), cv with 2, the SM
+// clock with 5; so to_yaml(load(to_yaml(d))) == to_yaml(d): a file this writer wrote saves unchanged.
 std::string to_yaml(const HardwareDescriptor& d);
 // Writes to a temporary file in the same directory, then renames: never a half-written file.
 void save_descriptor(const HardwareDescriptor& d, const std::filesystem::path& file);

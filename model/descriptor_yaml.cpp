@@ -4,9 +4,12 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <limits>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -376,6 +379,91 @@ void emit_quantity(YAML::Emitter& out, const char* key, double v, Dimension d) {
   out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << format_exact(v, d);
 }
 
+// Significant digits of the number in "57.125 MiB" (5) or "0.0032" (2).
+int significant_digits(const std::string& text) {
+  std::string number = text.substr(0, text.find(' '));
+  number = number.substr(0, number.find_first_of("eE"));
+  int n = 0;
+  bool leading = true;
+  for (char c : number) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) continue;
+    if (leading && c == '0') continue;
+    leading = false;
+    ++n;
+  }
+  return n;
+}
+
+// Step (a power of ten, in the base unit) a measured median, min and max are rounded to: half a
+// step stays within a tenth of the spread of the repeats (max - min) and of their standard
+// deviation (cv x median), with at least 3 significant digits. nullopt when no spread is known.
+std::optional<int> measured_step(const MeasuredValue& m) {
+  double tol = std::numeric_limits<double>::infinity();
+  const double lo = m.min > 0 ? m.min : m.median, hi = m.max > 0 ? m.max : m.median;
+  if (hi > lo) tol = hi - lo;
+  if (m.cv > 0) tol = std::min(tol, m.cv * std::fabs(m.median));
+  if (!std::isfinite(tol) || !(tol > 0)) return std::nullopt;
+  const int e = decimal_exponent(m.median);
+  int k = decimal_exponent(tol / 5);                  // 10^k <= tol / 5
+  k = std::min(k, e - 2);                             // at least 3 significant digits
+  if (m.min > 0) k = std::min(k, decimal_exponent(m.min));  // the minimum stays positive
+  return std::max(k, e - 14);                         // at most 15
+}
+
+// How a measured value is written: median, min and max in one decimal unit, down to the step the
+// repeats support (see measured_step; without a spread the exact text when it has at most 6
+// significant digits, as "57.125 MiB", else 6), cv with 2 significant digits, SM clock with 5.
+struct MeasuredTexts {
+  std::string median, min, max, cv, sm_clock;
+  bool operator==(const MeasuredTexts&) const = default;
+};
+
+std::string rounded_in_own_unit(double v, Dimension d, int step) {
+  return format_rounded(v, d, step, decimal_prefix_exponent(round_to_step(v, step), d));
+}
+
+MeasuredTexts measured_texts(MeasuredValue m, Dimension d) {
+  MeasuredTexts t;
+  if (m.cv != 0) {
+    t.cv = format_rounded(m.cv, Dimension::dimensionless, decimal_exponent(m.cv) - 1, 0);
+    m.cv = parse_as(t.cv, Dimension::dimensionless);  // the step follows the cv as written
+  }
+  if (m.sm_clock_hz != 0) t.sm_clock = rounded_in_own_unit(m.sm_clock_hz, Dimension::hertz, decimal_exponent(m.sm_clock_hz) - 4);
+  if (const auto step = measured_step(m)) {
+    const int prefix = decimal_prefix_exponent(round_to_step(m.median, *step), d);
+    t.median = format_rounded(m.median, d, *step, prefix);
+    if (m.min != 0) t.min = format_rounded(m.min, d, *step, prefix);
+    if (m.max != 0) t.max = format_rounded(m.max, d, *step, prefix);
+  } else {
+    const auto text = [d](double v) {
+      std::string exact = format_exact(v, d);
+      return significant_digits(exact) <= 6 ? exact : rounded_in_own_unit(v, d, decimal_exponent(v) - 5);
+    };
+    t.median = text(m.median);
+    if (m.min != 0) t.min = text(m.min);
+    if (m.max != 0) t.max = text(m.max);
+  }
+  return t;
+}
+
+// The texts a save of the loaded file writes again: rounding once more changes nothing
+// (to_yaml(load(to_yaml(d))) == to_yaml(d)). A few passes reach it when a rounded value moves the step.
+MeasuredTexts stable_measured_texts(const MeasuredValue& m, Dimension d) {
+  MeasuredTexts t = measured_texts(m, d);
+  for (int pass = 0; pass < 8; ++pass) {
+    MeasuredValue r = m;
+    r.median = parse_as(t.median, d);
+    if (!t.min.empty()) r.min = parse_as(t.min, d);
+    if (!t.max.empty()) r.max = parse_as(t.max, d);
+    if (!t.cv.empty()) r.cv = parse_as(t.cv, Dimension::dimensionless);
+    if (!t.sm_clock.empty()) r.sm_clock_hz = parse_as(t.sm_clock, Dimension::hertz);
+    MeasuredTexts again = measured_texts(r, d);
+    if (again == t) break;
+    t = std::move(again);
+  }
+  return t;
+}
+
 void emit_text(YAML::Emitter& out, const char* key, const std::string& s) {
   out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << s;
 }
@@ -391,15 +479,16 @@ void emit_field(YAML::Emitter& out, const std::string& key, const Field& f) {
   }
   if (f.measured) {
     const MeasuredValue& m = *f.measured;
+    const MeasuredTexts t = stable_measured_texts(m, f.dimension);
     out << YAML::Key << "measured" << YAML::Value << YAML::BeginMap;
-    emit_quantity(out, "median", m.median, f.dimension);
-    if (m.min != 0) emit_quantity(out, "min", m.min, f.dimension);
-    if (m.max != 0) emit_quantity(out, "max", m.max, f.dimension);
+    emit_text(out, "median", t.median);
+    if (!t.min.empty()) emit_text(out, "min", t.min);
+    if (!t.max.empty()) emit_text(out, "max", t.max);
     if (m.repeats != 0) out << YAML::Key << "repeats" << YAML::Value << m.repeats;
-    if (m.cv != 0) emit_quantity(out, "cv", m.cv, Dimension::dimensionless);
+    if (!t.cv.empty()) emit_text(out, "cv", t.cv);
     emit_text(out, "probe", m.probe);
     emit_text(out, "date", m.date);
-    if (m.sm_clock_hz != 0) emit_quantity(out, "sm_clock", m.sm_clock_hz, Dimension::hertz);
+    if (!t.sm_clock.empty()) emit_text(out, "sm_clock", t.sm_clock);
     if (m.flagged) out << YAML::Key << "flagged" << YAML::Value << true;
     if (!m.note.empty()) emit_text(out, "note", m.note);
     out << YAML::EndMap;

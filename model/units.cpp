@@ -1,5 +1,6 @@
 #include "units.hpp"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <charconv>
@@ -7,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -245,7 +247,71 @@ std::string significant_text(double v, int significant) {
   return s;
 }
 
+// 0.<digits> * 10^point of `value` rounded to a multiple of 10^step (at most 17 digits).
+DecimalDigits rounded_digits(double value, int step) {
+  DecimalDigits d;
+  d.negative = std::signbit(value);
+  if (value == 0) return {d.negative, "0", 0};
+  const int e = decimal_exponent(value);
+  const int n = std::min(e - step + 1, 17);  // significant digits kept
+  if (n <= 0) {
+    // Below one step: 0, or one step when at least half of it (n == 0).
+    const bool up = n == 0 && std::fabs(value) >= 5 * std::pow(10.0, e);
+    return up ? DecimalDigits{d.negative, "1", step + 1} : DecimalDigits{d.negative, "0", 0};
+  }
+  std::array<char, 64> buf{};
+  std::snprintf(buf.data(), buf.size(), "%.*e", n - 1, std::fabs(value));
+  const std::string s(buf.data());
+  const size_t x = s.find('e');
+  for (size_t i = 0; i < x; ++i)
+    if (s[i] != '.') d.digits.push_back(s[i]);
+  while (d.digits.size() > 1 && d.digits.back() == '0') d.digits.pop_back();
+  d.point = std::stoi(s.substr(x + 1)) + 1;
+  return d;
+}
+
 }  // namespace
+
+int decimal_exponent(double value) {
+  if (value == 0 || !std::isfinite(value)) return 0;
+  std::array<char, 64> buf{};
+  // The exponent of the shortest round-trip digits: exact at powers of ten, unlike floor(log10).
+  auto [p, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), std::fabs(value), std::chars_format::scientific);
+  const std::string_view s(buf.data(), static_cast<size_t>(p - buf.data()));
+  return std::stoi(std::string(s.substr(s.find('e') + 1)));
+}
+
+int decimal_prefix_exponent(double value, Dimension d) { return pick_decimal_unit(value, d).decimal_exponent; }
+
+std::string format_rounded(double value, Dimension d, int step_exponent, int prefix_exponent) {
+  if (!std::isfinite(value)) throw UnitError("cannot write a non-finite value: " + shortest(value));
+  const char* unit = nullptr;
+  for (const auto& u : output_units(d))
+    if (u.decimal_exponent == prefix_exponent) unit = u.text;
+  if (!unit)
+    throw std::invalid_argument("no prefix 10^" + std::to_string(prefix_exponent) + " for " +
+                                std::string(to_string(d)));
+  DecimalDigits digits = rounded_digits(value, step_exponent);
+  if (digits.digits != "0") digits.point -= prefix_exponent;
+  std::string number = number_text(digits);
+  // Written down to the step: "4.310 TB/s" says the last digit is known.
+  const int decimals = prefix_exponent - step_exponent;
+  if (decimals > 0 && number.find('e') == std::string::npos) {
+    const size_t dot = number.find('.');
+    const int have = dot == std::string::npos ? 0 : static_cast<int>(number.size() - dot - 1);
+    if (dot == std::string::npos) number += '.';
+    number.append(static_cast<size_t>(std::max(decimals - have, 0)), '0');
+  }
+  return with_unit(number, unit);
+}
+
+double round_to_step(double value, int step_exponent) {
+  const DecimalDigits digits = rounded_digits(value, step_exponent);
+  const std::string text = number_text(digits);
+  double v = 0;
+  std::from_chars(text.data(), text.data() + text.size(), v);
+  return v;
+}
 
 std::string_view to_string(Dimension d) {
   switch (d) {

@@ -46,7 +46,20 @@ double parse_as(std::string_view text, Dimension expected, std::string_view fiel
 // `significant` significant digits: format_quantity(4.8e12, bytes_per_second) == "4.8 TB/s".
 std::string format_quantity(double value, Dimension d, int significant = 4);
 
-// Exact form: parse_as(format_exact(v, d), d) == v bit for bit. Used by the YAML writer.
+// Exact form: parse_as(format_exact(v, d), d) == v bit for bit. Used by the YAML writer for spec values.
 std::string format_exact(double value, Dimension d);
+
+// Power of ten of |value|'s leading digit: 3 for 4664.2, -3 for 0.0032, 0 for 0.
+int decimal_exponent(double value);
+// The decimal prefix (power of ten) format_quantity picks for `value`: 12 for 4.8e12 B/s.
+int decimal_prefix_exponent(double value, Dimension d);
+// `value` rounded to a multiple of 10^step_exponent (base unit) and written down to that step, with
+// the decimal prefix 10^prefix_exponent (one of the dimension's, else std::invalid_argument):
+// format_rounded(4.664225e12, Dimension::bytes_per_second, 9, 12) == "4.664 TB/s",
+// format_rounded(4.31e12, Dimension::bytes_per_second, 9, 12) == "4.310 TB/s". At most 17
+// significant digits. Several values given one prefix and one step read in one unit, aligned.
+std::string format_rounded(double value, Dimension d, int step_exponent, int prefix_exponent);
+// The value format_rounded's text reads back as.
+double round_to_step(double value, int step_exponent);
 
 }  // namespace ceiling

@@ -167,7 +167,7 @@ void run_one(const ProbeContext& ctx, int lanes_per_sm, ProbeOutput& out, nlohma
   d["fraction_of_analytic"] = flops / analytic;
   d["time_s"] = t.summary.median;
   details.push_back(d);
-  out.fields.push_back({std::string("compute.cuda_core.") + Tr::name, m});
+  out.fields.push_back({std::string("compute.cuda_core.") + Tr::name, Dimension::flop_per_second, m});
 }
 
 ProbeOutput run_cuda_core(const ProbeContext& ctx) {

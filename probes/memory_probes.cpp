@@ -144,12 +144,13 @@ ProbeOutput run_pchase(const ProbeContext& ctx) {
   dram.cold = true;
   const auto l1v = repeated_latency(chase, l1, repeats, "ld.ca chase, 16 KiB ring, 32 B apart");
   const double clock = l1v.sm_clock_hz;
-  out.fields.push_back({"memory.l1.latency", l1v});
-  out.fields.push_back({"memory.shared.latency", repeated_latency(chase, sh, repeats, "ld.shared chase, 4096 words")});
-  out.fields.push_back({"memory.l2.latency", repeated_latency(chase, l2s, repeats,
-                                                              "ld.cg chase, " + std::to_string(l2s.footprint_bytes >> 10) +
-                                                                  " KiB ring, warm L2")});
-  out.fields.push_back({"memory.dram.latency",
+  out.fields.push_back({"memory.l1.latency", Dimension::cycles, l1v});
+  out.fields.push_back(
+      {"memory.shared.latency", Dimension::cycles, repeated_latency(chase, sh, repeats, "ld.shared chase, 4096 words")});
+  out.fields.push_back({"memory.l2.latency", Dimension::cycles,
+                        repeated_latency(chase, l2s, repeats,
+                                         "ld.cg chase, " + std::to_string(l2s.footprint_bytes >> 10) + " KiB ring, warm L2")});
+  out.fields.push_back({"memory.dram.latency", Dimension::cycles,
                         repeated_latency(chase, dram, repeats,
                                          "ld.cg chase after an L2 flush, " + std::to_string(top >> 20) +
                                              " MiB ring, 128 B apart, first touch of every element")});
@@ -177,7 +178,7 @@ ProbeOutput run_pchase(const ProbeContext& ctx) {
     const Knee& k = ca_knees.front();
     mem::ChaseSpec spec{mem::ChaseMode::ca, 0, 32, 0};
     const std::size_t cap = refine_knee(chase, spec, k, ca[k.index + 1].footprint, true, 4096, ca_fine, 0.075);
-    out.fields.push_back({"memory.l1.capacity", capacity_bytes(static_cast<double>(cap), k, "ld.ca sweep", clock)});
+    out.fields.push_back({"memory.l1.capacity", Dimension::bytes, capacity_bytes(static_cast<double>(cap), k, "ld.ca sweep", clock)});
     knees_json.push_back({{"name", "l1"}, {"bytes", cap}});
   } else {
     spdlog::warn("pchase-latency: no L1 knee in the ld.ca sweep");
@@ -214,7 +215,7 @@ ProbeOutput run_pchase(const ProbeContext& ctx) {
     const Knee& k = cg_knees[l2_idx];
     mem::ChaseSpec spec{mem::ChaseMode::cg, 0, 32, cg_steps};
     const std::size_t cap = refine_knee(chase, spec, k, cg[k.index + 1].footprint, false, cg_steps, cg_fine, 0.075);
-    out.fields.push_back({"memory.l2.extra.near_half_capacity",
+    out.fields.push_back({"memory.l2.extra.near_half_capacity", Dimension::bytes,
                           capacity_bytes(static_cast<double>(cap), k, "L2 one SM can hit, ld.cg sweep warmed by that SM", clock)});
     knees_json.push_back({{"name", "l2_near_half"}, {"bytes", cap}});
   } else {
@@ -239,7 +240,7 @@ ProbeOutput run_pchase(const ProbeContext& ctx) {
       const auto tk = knees_of(tlb, 0.04, 0.02);
       if (!tk.empty()) {
         MeasuredValue m = capacity_bytes(tk.front().footprint, tk.front(), "2 MiB page-stride ld.cg sweep", clock);
-        out.fields.push_back({"memory.dram.extra.tlb_reach", m});
+        out.fields.push_back({"memory.dram.extra.tlb_reach", Dimension::bytes, m});
         knees_json.push_back({{"name", "tlb"}, {"bytes", tk.front().footprint}});
         for (std::size_t i = 1; i < tk.size(); ++i)
           knees_json.push_back({{"name", "tlb_" + std::to_string(i + 1)}, {"bytes", tk[i].footprint}});
@@ -274,7 +275,7 @@ ProbeOutput run_dram(const ProbeContext& ctx) {
     const std::string note = mem::to_string(p) + ", " + std::to_string(bytes >> 20) + " MiB per array, 16-byte accesses, " +
                              r.config.str() + " (best of " + std::to_string(r.tried.size()) + ")";
     const MeasuredValue m = measured_rate(r.timing, r.bytes_per_run, "dram-bandwidth", note);
-    out.fields.push_back({"memory.dram.patterns." + mem::to_string(p), m});
+    out.fields.push_back({"memory.dram.patterns." + mem::to_string(p), Dimension::bytes_per_second, m});
     if (m.median > best.median) best = m;
     json tried = json::array();
     for (const auto& c : r.tried) tried.push_back(c.str());
@@ -286,7 +287,7 @@ ProbeOutput run_dram(const ProbeContext& ctx) {
                     {"sm_clock_hz", m.sm_clock_hz},
                     {"tried", tried}});
   }
-  out.fields.push_back({"memory.dram.bandwidth", best});
+  out.fields.push_back({"memory.dram.bandwidth", Dimension::bytes_per_second, best});
   out.details = {{"array_bytes", bytes}, {"patterns", pats}};
   report(ctx, 1.0, "done");
   return out;
@@ -337,7 +338,7 @@ ProbeOutput run_l2(const ProbeContext& ctx) {
       }
     }
   }
-  out.fields.push_back({"memory.l2.bandwidth", best});
+  out.fields.push_back({"memory.l2.bandwidth", Dimension::bytes_per_second, best});
 
   // Comparison only (not a descriptor value): gpu-benches' L2 test uses L1-allocating 8-byte
   // loads; the same shape here, at L2/2, says how much of a gap to it is the load path.
@@ -396,7 +397,7 @@ ProbeOutput run_l2(const ProbeContext& ctx) {
                   "buffer where the time per byte is half-way from L2 (%.3f ps/B) to the next level (%.3f ps/B), every SM "
                   "re-reading its own slice; last buffer on the L2 plateau %.1f MiB",
                   k.level_before, k.level_after, plateau_end / MiB);
-    out.fields.push_back({"memory.l2.capacity", measured_from_samples(v, "l2-bandwidth", best.sm_clock_hz, false, note)});
+    out.fields.push_back({"memory.l2.capacity", Dimension::bytes, measured_from_samples(v, "l2-bandwidth", best.sm_clock_hz, false, note)});
     knee_json = {{"name", "l2"}, {"bytes", v[0]}, {"plateau_end_bytes", plateau_end}};
   } else {
     spdlog::warn("l2-bandwidth: no capacity knee between {:.0f} and {:.0f} MiB", l2 / 2 / MiB, 4 * l2 / MiB);
@@ -417,12 +418,12 @@ ProbeOutput run_per_sm(const ProbeContext& ctx, bool shared) {
   const std::string how = shared ? "ld.shared.v4 (LDS.128)" : "ld.global.ca.v4 (LDG.128) of a 32 KiB window";
   MeasuredValue per_sm = measured_from_samples(r.bytes_per_clock, probe, clock, false,
                                                how + ", 1024 threads per SM, median over SMs");
-  out.fields.push_back({"memory." + level + ".bandwidth_per_sm", per_sm});
+  out.fields.push_back({"memory." + level + ".bandwidth_per_sm", Dimension::bytes_per_cycle, per_sm});
   // Whole device: per SM x SMs x the clock measured in the same kernels.
   std::vector<double> dev;
   for (std::size_t i = 0; i < r.bytes_per_clock.size(); ++i)
     dev.push_back(r.bytes_per_clock[i] * ctx.sm_count * r.sm_clock_hz[i]);
-  out.fields.push_back({"memory." + level + ".bandwidth",
+  out.fields.push_back({"memory." + level + ".bandwidth", Dimension::bytes_per_second,
                         measured_from_samples(dev, probe, clock, false, "bytes/clock/SM x SMs x measured SM clock")});
   out.details = {{"bytes_per_clock_per_sm", r.bytes_per_clock}, {"sm_clock_hz", r.sm_clock_hz}};
   return out;
@@ -432,7 +433,7 @@ ProbeOutput run_clock(const ProbeContext& ctx) {
   ProbeOutput out;
   std::vector<double> hz;
   for (int i = 0; i < (ctx.quick ? 3 : 7); ++i) hz.push_back(gpu::measure_sm_clock_hz(ctx.device, ctx.quick ? 0.02 : 0.05));
-  out.fields.push_back({"sm_clock", measured_from_samples(hz, "sm-clock", median(hz), false,
+  out.fields.push_back({"sm_clock", Dimension::hertz, measured_from_samples(hz, "sm-clock", median(hz), false,
                                                           "clock64 over %globaltimer, every SM busy with FMAs")});
   out.details = {{"samples_hz", hz}};
   return out;

@@ -429,7 +429,7 @@ ProbeOutput run_mma(const ProbeContext& ctx) {
       if (instruction_key(ti) == v.second) {
         MeasuredValue m = *ti.throughput.measured;
         m.note = "best mma.sync: " + v.second + "; " + m.note;
-        out.fields.push_back({std::string("compute.tensor_core.") + precision_name(p), m});
+        out.fields.push_back({std::string("compute.tensor_core.") + precision_name(p), Dimension::flop_per_second, m});
       }
   }
   out.details["grid"] = grid;

@@ -24,8 +24,11 @@ struct ProbeContext {
 };
 
 // A measurement destined for a descriptor field, addressed as in HardwareDescriptor::field().
+// The probe states the unit: it must match a fixed field's dimension (calibration checks it) and
+// is the dimension of a new `memory.<level>.extra.<name>` entry.
 struct FieldMeasurement {
   std::string path;
+  Dimension dimension;
   MeasuredValue value;
 };
 

@@ -423,7 +423,7 @@ ProbeOutput run_wgmma(const ProbeContext& ctx) {
   for (auto& [p, v] : best_per_precision) {
     MeasuredValue m = *v.second.throughput.measured;
     m.note = "best wgmma: " + instruction_key(v.second) + "; " + m.note;
-    out.fields.push_back({std::string("compute.tensor_core.") + precision_name(p), m});
+    out.fields.push_back({std::string("compute.tensor_core.") + precision_name(p), Dimension::flop_per_second, m});
   }
   out.details["grid"] = grid;
   out.details["checks"] = checks;

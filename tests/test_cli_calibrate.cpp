@@ -1,11 +1,13 @@
-// `ceiling calibrate` paths that need no GPU: the probe list, and argument errors.
+// `ceiling calibrate`: the probe list, argument errors, and no GPU (exit 2) or a short real run.
 #include <doctest/doctest.h>
 
 #include "cli_run.hpp"
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -49,4 +51,22 @@ TEST_CASE("calibrate rejects an unknown probe name, GPU or not") {
   const bool named = r.out.find("no-such-probe") != std::string::npos;
   const bool no_cuda_build = r.out.find("no CUDA support") != std::string::npos;
   CHECK((named || no_cuda_build));
+}
+
+TEST_CASE("calibrate without a GPU exits 2 and says why; with one it writes the descriptor and probe details") {
+  const std::string dir = "/tmp/ceiling-test-calibrate-" + std::to_string(::getpid());
+  const Run r = calibrate("--probes sm-clock --json --out " + dir + "/gpu.yaml", true);
+  INFO(r.out);
+  if (r.out.find("no CUDA support") != std::string::npos || r.out.find("nothing measured") != std::string::npos) {
+    CHECK(r.rc == 2);
+  } else {
+    REQUIRE(r.rc == 0);
+    const auto j = nlohmann::json::parse(r.out.substr(r.out.find("{\n")));
+    CHECK(j["descriptor"] == dir + "/gpu.yaml");
+    CHECK(j["probes_json"] == dir + "/gpu.probes.json");
+    CHECK(j["probes"][0]["name"] == "sm-clock");
+    CHECK(j["probes"][0]["status"] == "ok");
+    CHECK(j["probes"][0]["fields"][0]["path"] == "sm_clock");
+  }
+  std::filesystem::remove_all(dir);
 }

@@ -6,8 +6,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "model/descriptor.hpp"
@@ -174,6 +176,7 @@ TEST_CASE("descriptor: upsert_instruction replaces by key") {
 }
 
 TEST_CASE("descriptor: every shipped descriptor loads and round-trips exactly") {
+  // Shipped files are written by the writer (or written as it would): a save changes nothing.
   const auto files = shipped();
   REQUIRE(files.size() >= 2);
   for (const auto& file : files) {
@@ -191,7 +194,7 @@ TEST_CASE("descriptor: every shipped descriptor loads and round-trips exactly") 
   }
 }
 
-TEST_CASE("descriptor: measured values round-trip bit for bit") {
+TEST_CASE("descriptor: measured values are rounded once, then round-trip bit for bit") {
   HardwareDescriptor d = parse_descriptor(kMinimal, "mini.yaml");
   MeasuredValue m{3.1415926535e12, 3.0000000001e12, 3.2e12, 30, 0.012345678901234, "dram-bandwidth",
                   "2026-11-21T11:22:33Z", 1.9799999e9, true, "pattern: copy, 8 waves"};
@@ -223,14 +226,184 @@ TEST_CASE("descriptor: measured values round-trip bit for bit") {
   const std::string text = to_yaml(d);
   CAPTURE(text);
   const HardwareDescriptor again = parse_descriptor(text, "mini.yaml");
-  CHECK(again == d);
   CHECK(to_yaml(again) == text);
+  CHECK(parse_descriptor(to_yaml(again), "mini.yaml") == again);  // written values read back exactly
+  // Everything but the measured numbers is kept exactly; those keep what the spread supports.
+  const MeasuredValue& bw = *again.memory.at(MemoryLevelKind::dram).bandwidth.measured;
+  CHECK(bw.median == 3.142e12);
+  CHECK(bw.min == 3.0e12);
+  CHECK(bw.max == 3.2e12);
+  CHECK(bw.cv == 0.012);
+  CHECK(bw.sm_clock_hz == 1.98e9);
+  CHECK(std::tie(bw.repeats, bw.probe, bw.date, bw.flagged, bw.note) ==
+        std::tie(m.repeats, m.probe, m.date, m.flagged, m.note));
+  CHECK(again.find_field("memory.l2.extra.far_half")->measured->median == 25.5 * 1048576);  // exact: "25.5 MiB"
+  CHECK(again.find_field("memory.l2.extra.tlb_latency")->measured->median == 612.25);
+  CHECK(again.tensor_instructions == d.tensor_instructions);
+  CHECK(again.notes == d.notes);
+  CHECK(again.identity == d.identity);
+  CHECK(again.memory.at(MemoryLevelKind::dram).bandwidth.spec == d.memory.at(MemoryLevelKind::dram).bandwidth.spec);
   CHECK(again.find_field("memory.l2.extra.tlb_latency")->dimension == Dimension::cycles);
   CHECK(again.find_field("memory.dram.patterns.read") == nullptr);
   // Equality sees a one-ulp change.
   HardwareDescriptor changed = again;
-  changed.memory[MemoryLevelKind::dram].bandwidth.measured->median = std::nextafter(m.median, 0.0);
-  CHECK_FALSE(changed == d);
+  changed.memory[MemoryLevelKind::dram].bandwidth.measured->median = std::nextafter(bw.median, 0.0);
+  CHECK_FALSE(changed == again);
+}
+
+namespace {
+
+// The texts to_yaml writes for the one measured value of a descriptor.
+struct Written {
+  std::string median, min, max, cv, sm_clock;
+};
+std::string value_of(const std::string& text, const std::string& key) {
+  const std::string k = " " + key + ": \"";
+  const size_t at = text.find(k);
+  if (at == std::string::npos) return {};
+  const size_t from = at + k.size();
+  return text.substr(from, text.find('"', from) - from);
+}
+Written written(const MeasuredValue& m, const char* path = "memory.dram.patterns.copy") {
+  HardwareDescriptor d = parse_descriptor(kMinimal, "mini.yaml");
+  d.set_measured(path, m);
+  const std::string text = to_yaml(d);
+  return {value_of(text, "median"), value_of(text, "min"), value_of(text, "max"), value_of(text, "cv"),
+          value_of(text, "sm_clock")};
+}
+MeasuredValue measured(double median, double min, double max, double cv, int repeats = 20) {
+  return MeasuredValue{median, min, max, repeats, cv, "dram-bandwidth", "2026-11-21T12:49:04Z", 1.9756533727621484e9,
+                       false, ""};
+}
+std::string unit_of(const std::string& q) { return q.substr(q.find(' ') + 1); }
+int significant(const std::string& q) {
+  int n = 0;
+  bool leading = true;
+  for (char c : q.substr(0, q.find(' '))) {
+    if (c < '0' || c > '9' || (leading && c == '0')) continue;
+    leading = false;
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("descriptor: a measured value keeps the digits its spread supports") {
+  // The shipped H200 DRAM write bandwidth: cv 0.32% of 4.66 TB/s is 15 GB/s, so GB/s is the last digit.
+  const Written w = written(measured(4.664225401615592e12, 4.630752270319e12, 4.677227673049437e12, 0.0032057982578306498));
+  CHECK(w.median == "4.664 TB/s");
+  CHECK(w.min == "4.631 TB/s");
+  CHECK(w.max == "4.677 TB/s");
+  CHECK(w.cv == "0.0032");
+  CHECK(w.sm_clock == "1.9757 GHz");
+  // Ten times the spread: one digit fewer; a hundred times: two.
+  CHECK(written(measured(4.664225401615592e12, 4.3e12, 4.9e12, 0.032)).median == "4.66 TB/s");
+  CHECK(written(measured(4.664225401615592e12, 4.4e12, 4.8e12, 0.0032)).median == "4.664 TB/s");  // cv decides
+  CHECK(written(measured(4.664225401615592e12, 4.66e12, 4.67e12, 0.032)).median == "4.664 TB/s");  // spread decides
+  const Written tight = written(measured(4.664225401615592e12, 4.6642e12, 4.66425e12, 0.0000032));
+  CHECK(tight.median == "4.664225 TB/s");
+  CHECK(tight.min == "4.664200 TB/s");  // written down to the same digit as the median
+  CHECK(tight.max == "4.664250 TB/s");
+  // Never fewer than 3 significant digits, however wide the spread.
+  const Written wide = written(measured(4.664225401615592e12, 1e12, 9e12, 0.9));
+  CHECK(wide.median == "4.66 TB/s");
+  CHECK(wide.min == "1.00 TB/s");
+  CHECK(wide.max == "9.00 TB/s");
+  // Latency in cycles, sm_clock of the sm-clock probe itself.
+  CHECK(written(measured(649.5916137695312, 648.4174194335938, 651.3922729492188, 0.0016635774473764025),
+                "memory.dram.latency")
+            .median == "649.6 cycles");
+  CHECK(written(measured(1.9799896540331073e9, 1.9799528713206494e9, 1.9799985604050684e9, 0.000010512612232998355, 7),
+                "sm_clock")
+            .median == "1.979990 GHz");
+}
+
+TEST_CASE("descriptor: a measured value without a spread is exact when short, else 6 digits") {
+  CHECK(written(measured(57.125 * 1048576, 57.125 * 1048576, 57.125 * 1048576, 0, 1), "memory.l2.capacity").median ==
+        "57.125 MiB");
+  CHECK(written(measured(246496, 246496, 246496, 0, 1), "memory.l1.capacity").median == "246496 B");
+  const Written w = written(measured(196.51171875, 196.51171875, 196.51171875, 0, 5), "memory.l2.latency");
+  CHECK(w.median == "196.512 cycles");
+  CHECK(w.min == "196.512 cycles");
+  CHECK(w.max == "196.512 cycles");
+  CHECK(w.cv.empty());
+}
+
+TEST_CASE("descriptor: median, min and max of one value are written in one unit") {
+  // The shipped H200 triad had its min as "3.97002450572581 TiB/s" next to a median in TB/s.
+  const Written triad = written(measured(4.3951055337697637e12, 4.365053e12, 4.407710617505108e12, 0.0022495493188853183));
+  CHECK(triad.median == "4.395 TB/s");
+  CHECK(triad.min == "4.365 TB/s");
+  CHECK(triad.max == "4.408 TB/s");
+  // Across a prefix boundary the median's unit is kept.
+  const Written edge = written(measured(999.7e9, 990.2e9, 1.0041e12, 0.003));
+  CHECK(edge.median == "999.7 GB/s");
+  CHECK(edge.min == "990.2 GB/s");
+  CHECK(edge.max == "1004.1 GB/s");
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> mant(1.0, 10.0), rel(0.0, 0.05);
+  std::uniform_int_distribution<int> exp10(0, 15);
+  for (int i = 0; i < 500; ++i) {
+    const double med = mant(rng) * std::pow(10.0, exp10(rng));
+    const Written w = written(measured(med, med * (1 - rel(rng)), med * (1 + rel(rng)), rel(rng) / 3));
+    CAPTURE(w.median);
+    CAPTURE(w.min);
+    CAPTURE(w.max);
+    CHECK(unit_of(w.min) == unit_of(w.median));
+    CHECK(unit_of(w.max) == unit_of(w.median));
+    CHECK(significant(w.median) >= 3);
+  }
+}
+
+TEST_CASE("descriptor: rounding stays within a tenth of the spread and of the cv; save, load, save is stable") {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> mant(1.0, 10.0), rel(1e-7, 0.05), u(0.0, 1.0);
+  std::uniform_int_distribution<int> exp10(0, 15);
+  for (int i = 0; i < 1000; ++i) {
+    const double med = mant(rng) * std::pow(10.0, exp10(rng));
+    const double lo = med * (1 - rel(rng) * u(rng)), hi = med * (1 + rel(rng) * u(rng));
+    const double cv = u(rng) < 0.2 ? 0 : rel(rng) / 3;
+    HardwareDescriptor d = parse_descriptor(kMinimal, "mini.yaml");
+    d.set_measured("memory.dram.bandwidth", measured(med, lo, hi, cv));
+    const std::string text = to_yaml(d);
+    CAPTURE(text);
+    const HardwareDescriptor again = parse_descriptor(text, "mini.yaml");
+    CHECK(to_yaml(again) == text);
+    const MeasuredValue& r = *again.memory.at(MemoryLevelKind::dram).bandwidth.measured;
+    double tol = hi - lo;
+    if (r.cv > 0) tol = std::min(tol, r.cv * med);
+    const double three_digits = 0.5 * std::pow(10.0, std::floor(std::log10(med)) - 2);
+    const double allowed = std::max(std::min(tol / 10, three_digits), med * 1e-14);
+    CHECK(std::fabs(r.median - med) <= allowed * (1 + 1e-9));
+    CHECK(std::fabs(r.min - lo) <= allowed * (1 + 1e-9));
+    CHECK(std::fabs(r.max - hi) <= allowed * (1 + 1e-9));
+  }
+}
+
+TEST_CASE("descriptor: files written before values were rounded still load, and save rounded") {
+  const std::string old = std::string(kMinimal) + R"(      measured:
+        median: "4.3951055337697637 TB/s"
+        min: "3.97002450572581 TiB/s"
+        max: "4.407710617505108 TB/s"
+        repeats: 20
+        cv: "0.0022495493188853183"
+        probe: "dram-bandwidth"
+        date: "2026-11-21T12:49:05Z"
+        sm_clock: "1.979747961304765 GHz"
+)";
+  const HardwareDescriptor d = parse_descriptor(old, "old.yaml");
+  const MeasuredValue& m = *d.memory.at(MemoryLevelKind::dram).bandwidth.measured;
+  CHECK(m.median == 4.3951055337697637e12);
+  CHECK(m.min == std::ldexp(3.97002450572581, 40));
+  const std::string text = to_yaml(d);
+  CAPTURE(text);
+  CHECK(text.find("median: \"4.395 TB/s\"") != std::string::npos);
+  CHECK(text.find("min: \"4.365 TB/s\"") != std::string::npos);
+  CHECK(text.find("max: \"4.408 TB/s\"") != std::string::npos);
+  CHECK(text.find("cv: \"0.0022\"") != std::string::npos);
+  CHECK(text.find("sm_clock: \"1.9797 GHz\"") != std::string::npos);
+  CHECK(to_yaml(parse_descriptor(text, "old.yaml")) == text);
 }
 
 TEST_CASE("descriptor: save is atomic and loads back") {
@@ -243,7 +416,10 @@ TEST_CASE("descriptor: save is atomic and loads back") {
   int entries = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++entries;
   CHECK(entries == 1);  // no temporary left behind
-  CHECK_THROWS(save_descriptor(d, dir / "no-such-dir" / "x.yaml"));
+  // A missing directory is created (write_file_atomically); one that cannot be is an error.
+  save_descriptor(d, dir / "new-dir" / "x.yaml");
+  CHECK(load_descriptor(dir / "new-dir" / "x.yaml") == d);
+  CHECK_THROWS(save_descriptor(d, file / "x.yaml"));  // under a regular file
   CHECK(load_descriptor(file) == d);
   fs::remove_all(dir);
 }

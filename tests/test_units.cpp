@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 #include <string>
 
 #include "model/units.hpp"
@@ -190,4 +191,54 @@ TEST_CASE("units: exact printing round-trips bit for bit") {
 TEST_CASE("units: dimension names") {
   CHECK(to_string(Dimension::bytes_per_second) == "bytes_per_second");
   CHECK(to_string(Dimension::cycles) == "cycles");
+}
+
+TEST_CASE("units: decimal exponent of the leading digit, exact at powers of ten") {
+  CHECK(decimal_exponent(4664.2) == 3);
+  CHECK(decimal_exponent(0.0032) == -3);
+  CHECK(decimal_exponent(1e-3) == -3);
+  CHECK(decimal_exponent(1000) == 3);
+  CHECK(decimal_exponent(999.9999) == 2);
+  CHECK(decimal_exponent(-25) == 1);
+  CHECK(decimal_exponent(0) == 0);
+  CHECK(decimal_prefix_exponent(4.8e12, Dimension::bytes_per_second) == 12);
+  CHECK(decimal_prefix_exponent(1.98e9, Dimension::hertz) == 9);
+  CHECK(decimal_prefix_exponent(649.6, Dimension::cycles) == 0);
+}
+
+TEST_CASE("units: rounded printing to a step, in a given prefix") {
+  const auto bw = Dimension::bytes_per_second;
+  CHECK(format_rounded(4.664225401615592e12, bw, 9, 12) == "4.664 TB/s");
+  CHECK(format_rounded(4.630752270319e12, bw, 9, 12) == "4.631 TB/s");
+  // One prefix for several values: a max above 1000 GB/s stays in GB/s when asked.
+  CHECK(format_rounded(1.00049e12, bw, 9, 9) == "1000 GB/s");
+  CHECK(format_rounded(999.96e9, bw, 8, 12) == "1.0000 TB/s");  // the carry reaches the next digit
+  CHECK(format_rounded(4.31e12, bw, 9, 12) == "4.310 TB/s");     // written down to the step
+  CHECK(format_rounded(1.9799896540331073e9, Dimension::hertz, 3, 9) == "1.979990 GHz");
+  CHECK(format_rounded(649.5916137695312, Dimension::cycles, -1, 0) == "649.6 cycles");
+  CHECK(format_rounded(0.0032057982578306498, Dimension::dimensionless, -4, 0) == "0.0032");
+  CHECK(format_rounded(0.000010512612232998355, Dimension::dimensionless, -6, 0) == "0.000011");
+  CHECK(format_rounded(32, Dimension::cycles, -3, 0) == "32.000 cycles");
+  CHECK(format_rounded(0.4, Dimension::cycles, 0, 0) == "0 cycles");   // below half a step
+  CHECK(format_rounded(6, Dimension::cycles, 1, 0) == "10 cycles");    // half a step or more
+  CHECK_THROWS_AS(format_rounded(1, Dimension::cycles, 0, 3), std::invalid_argument);
+  CHECK_THROWS_AS(format_rounded(std::nan(""), Dimension::cycles, 0, 0), UnitError);
+}
+
+TEST_CASE("units: rounded text reads back as round_to_step, and rounding again changes nothing") {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> mant(1.0, 10.0);
+  std::uniform_int_distribution<int> exp10(-6, 15), keep(0, 9);
+  for (int i = 0; i < 2000; ++i) {
+    const double v = mant(rng) * std::pow(10.0, exp10(rng));
+    const int step = decimal_exponent(v) - keep(rng);
+    const int prefix = decimal_prefix_exponent(v, Dimension::bytes_per_second);
+    const std::string text = format_rounded(v, Dimension::bytes_per_second, step, prefix);
+    CAPTURE(text);
+    const double r = round_to_step(v, step);
+    CHECK(same_bits(parse_as(text, Dimension::bytes_per_second), r));
+    CHECK(std::fabs(r - v) <= 0.5 * std::pow(10.0, step) * (1 + 1e-9));
+    CHECK(same_bits(round_to_step(r, step), r));
+    CHECK(format_rounded(r, Dimension::bytes_per_second, step, prefix) == text);
+  }
 }

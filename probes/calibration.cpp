@@ -1,0 +1,237 @@
+#include "calibration.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "../gpu/gpu.hpp"
+#include "../model/files.hpp"
+
+namespace ceiling::probes {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+std::string cc_text(int cc) { return std::to_string(cc / 10) + "." + std::to_string(cc % 10); }
+
+std::string version_string(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+
+json load_probes_json(const fs::path& file) {
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) return json::object();
+  std::ifstream f(file);
+  try {
+    return json::parse(f);
+  } catch (const std::exception& e) {
+    spdlog::warn("{}: not valid JSON ({}); starting a new probe-details file", file.string(), e.what());
+    return json::object();
+  }
+}
+
+// Descriptor to merge into: the output file itself (resume), else the base, else the candidate
+// of this device's name, else a new one.
+HardwareDescriptor starting_descriptor(const CalibrationOptions& opt, const fs::path& out,
+                                       const gpu::DeviceInfo& dev, std::string& origin) {
+  std::error_code ec;
+  if (fs::is_regular_file(out, ec)) {
+    origin = out.string() + " (resumed)";
+    return load_descriptor(out);
+  }
+  if (!opt.base.empty()) {
+    const fs::path base = opt.resolve_base ? opt.resolve_base(opt.base) : fs::path(opt.base);
+    origin = base.string();
+    return load_descriptor(base);
+  }
+  for (const auto& p : opt.candidates) {
+    try {
+      auto d = load_descriptor(p);
+      if (d.identity.name == dev.name) {
+        origin = p.string();
+        return d;
+      }
+    } catch (const std::exception& e) {
+      spdlog::debug("skipping {}: {}", p.string(), e.what());
+    }
+  }
+  origin = "new descriptor";
+  HardwareDescriptor d;
+  d.id = opt.id_from_name(dev.name);
+  d.identity.name = dev.name;
+  return d;
+}
+
+// Stores one measurement. The probe's dimension must be the field's; an extra takes the
+// probe's (a spec value of another dimension in the file is a conflict, not a conversion).
+void merge(HardwareDescriptor& d, const FieldMeasurement& fm) {
+  Field& f = d.field(fm.path);
+  if (fm.path.find(".extra.") != std::string::npos && !f.spec) {
+    f.dimension = fm.dimension;
+  } else if (f.dimension != fm.dimension) {
+    throw std::logic_error(fm.path + " is " + std::string(to_string(f.dimension)) + " but the probe measured " +
+                           std::string(to_string(fm.dimension)));
+  }
+  d.set_measured(fm.path, fm.value);
+}
+
+}  // namespace
+
+std::string_view to_string(ProbeStatus s) { return s == ProbeStatus::ok ? "ok" : "skipped"; }
+
+int CalibrationResult::ran() const {
+  int n = 0;
+  for (const auto& p : probes) n += p.status == ProbeStatus::ok;
+  return n;
+}
+
+std::vector<const ProbeInfo*> choose_probes(const std::vector<std::string>& names, bool quick) {
+  std::vector<const ProbeInfo*> chosen;
+  if (!names.empty()) {
+    for (const auto& name : names) {
+      const auto* p = registry().find(name);
+      if (!p) {
+        std::vector<std::string> known;
+        for (const auto& q : registry().all()) known.push_back(q.name);
+        throw std::runtime_error("calibrate: unknown probe '" + name + "' (known: " + join(known) + ")");
+      }
+      chosen.push_back(p);
+    }
+  } else {
+    for (const auto& p : registry().all())
+      if (!quick || p.in_quick) chosen.push_back(&p);
+  }
+  return chosen;
+}
+
+CalibrationResult run_calibration(const CalibrationOptions& opt, const CalibrationProgress& progress) {
+  // A typo in the probe names is reported even where no GPU is present.
+  const std::vector<const ProbeInfo*> chosen = choose_probes(opt.probes, opt.quick);
+  if (gpu::device_count() == 0) throw NoGpuError("calibrate: " + gpu::no_gpu_reason() + "; nothing measured");
+  if (opt.device < 0 || opt.device >= gpu::device_count())
+    throw std::runtime_error("calibrate: --device " + std::to_string(opt.device) + " out of range (" +
+                             std::to_string(gpu::device_count()) + " device(s))");
+  if (opt.out.empty() && !opt.id_from_name)
+    throw std::invalid_argument("run_calibration: options.id_from_name is required when options.out is empty");
+  CUDA_CHECK(cudaSetDevice(opt.device));
+  const gpu::DeviceInfo dev = gpu::query_device(opt.device);
+  const int cc = dev.cc_major * 10 + dev.cc_minor;
+
+  CalibrationResult res;
+  res.device_name = dev.name;
+  res.device_uuid = dev.uuid;
+  res.compute_capability = dev.compute_capability();
+  fs::path out = opt.out.empty() ? fs::path(opt.id_from_name(dev.name) + ".yaml") : opt.out;
+  HardwareDescriptor& d = res.descriptor;
+  d = starting_descriptor(opt, out, dev, res.origin);
+  if (opt.out.empty() && !d.id.empty()) {
+    out = fs::path(d.id + ".yaml");
+    std::error_code ec;
+    if (fs::is_regular_file(out, ec)) d = starting_descriptor(opt, out, dev, res.origin);
+  }
+  if (d.id.empty()) d.id = out.stem().string();
+  d.tool_version = CEILING_VERSION;
+  d.identity.uuid = dev.uuid;
+  d.identity.sm_count = dev.sm_count;
+  d.identity.compute_capability = dev.compute_capability();
+  d.identity.driver = dev.driver_text();
+  d.identity.cuda_version = version_string(dev.runtime_version);
+  if (!out.parent_path().empty()) fs::create_directories(out.parent_path());
+  res.descriptor_path = out;
+  res.probes_path = probes_path_for(out);
+  json pj = load_probes_json(res.probes_path);
+  pj["schema"] = kProbesSchema;
+  pj["device"] = {{"name", dev.name}, {"uuid", dev.uuid}};
+  if (!pj.contains("probes") || !pj["probes"].is_object()) pj["probes"] = json::object();
+
+  spdlog::info("calibrate: {} (cc {}, {} SMs, L2 {} ), starting from {}; writing {}", dev.name, dev.compute_capability(),
+               dev.sm_count, format_quantity(static_cast<double>(dev.l2_bytes), Dimension::bytes), res.origin,
+               out.string());
+
+  ProbeContext ctx;
+  ctx.device = opt.device;
+  ctx.quick = opt.quick;
+  ctx.sm_count = dev.sm_count;
+  ctx.cc_major = dev.cc_major;
+  ctx.cc_minor = dev.cc_minor;
+  ctx.l2_bytes = dev.l2_bytes;
+
+  auto emit = [&](CalibrationEvent e) {
+    if (progress) progress(e);
+  };
+  const auto t_all = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    const ProbeInfo& p = *chosen[i];
+    const std::string tag = "[" + std::to_string(i + 1) + "/" + std::to_string(chosen.size()) + "] " + p.name;
+    CalibrationEvent base_event;
+    base_event.index = i + 1;
+    base_event.count = chosen.size();
+    base_event.probe = p.name;
+    json entry = {{"date", gpu::utc_now_iso8601()}, {"skipped", nullptr}, {"details", json::object()}};
+    ProbeRunSummary sum;
+    sum.name = p.name;
+    const auto t0 = std::chrono::steady_clock::now();
+    ctx.progress = [&](double f, const std::string& what) {
+      CalibrationEvent e = base_event;
+      e.kind = CalibrationEvent::Kind::progress;
+      e.fraction = f;
+      e.label = what;
+      emit(e);
+    };
+    std::optional<std::string> skipped;
+    if (cc < p.min_cc) {
+      skipped = "needs compute capability " + cc_text(p.min_cc) + ", device has " + dev.compute_capability();
+    } else {
+      emit(base_event);
+      try {
+        ProbeOutput po = p.run(ctx);
+        if (po.skipped) {
+          skipped = po.skipped;
+        } else {
+          for (const auto& fm : po.fields) merge(d, fm);
+          for (const auto& ti : po.instructions) d.upsert_instruction(ti);
+          sum.fields = po.fields;
+          entry["details"] = po.details;
+        }
+      } catch (const std::exception& e) {
+        skipped = std::string("failed: ") + e.what();
+        spdlog::error("{}: {}", tag, e.what());
+        cudaGetLastError();  // clear a non-sticky error so the next probe can try
+      }
+    }
+    ctx.progress = nullptr;
+    sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (skipped) {
+      entry["skipped"] = *skipped;
+      sum.status = ProbeStatus::skipped;
+      sum.reason = *skipped;
+      sum.fields.clear();
+      spdlog::warn("{}: skipped: {}", tag, *skipped);
+      // Keep the details of an earlier successful run of this probe, if any.
+      if (pj["probes"].contains(p.name) && pj["probes"][p.name].value("skipped", json(nullptr)).is_null())
+        entry["details"] = pj["probes"][p.name]["details"];
+    } else {
+      CalibrationEvent e = base_event;
+      e.kind = CalibrationEvent::Kind::done;
+      e.seconds = sum.seconds;
+      emit(e);
+    }
+    pj["probes"][p.name] = entry;
+    // Saved after every probe: an interrupted run keeps what it measured and can resume.
+    save_descriptor(d, out);
+    write_file_atomically(res.probes_path, pj.dump(1) + "\n");
+    res.probes.push_back(std::move(sum));
+  }
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_all).count();
+  return res;
+}
+
+}  // namespace ceiling::probes
