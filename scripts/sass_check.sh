@@ -109,7 +109,7 @@ if [[ -s $tmp.kernels ]]; then
   # What each registered variant declares ("SASS of FUNCTION: has /RE/, no /RE/"): every function
   # whose demangled name contains FUNCTION has an opcode matching the first, none matching the second.
   for f in "$@"; do
-    "$f" validate --list 2>/dev/null | sed -nE 's|^ *SASS of (.*): has /(.*)/(, no /(.*)/)?$|\1\t\2\t\4|p'
+    "$f" validate --list 2>/dev/null | sed -nE 's|^ *SASS of (.*): has /([^/]*)/(, no /([^/]*)/)?$|\1\t\2\t\4|p'
   done | sort -u >"$tmp.declared"
   if [[ -s $tmp.declared ]]; then
     opcodes '.' >"$tmp.all"
