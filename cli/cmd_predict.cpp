@@ -16,6 +16,7 @@
 
 #include "common.hpp"
 #include "model/descriptor.hpp"
+#include "model/kernel_kind.hpp"
 #include "model/kernel_model.hpp"
 #include "model/units.hpp"
 
@@ -25,38 +26,10 @@ namespace fs = std::filesystem;
 
 struct PredictArgs {
   std::string hw, kernel, precision = "fp64", source = "auto";
-  std::string n, m, k, nnz, index_bytes, points, dims, nx, ny, nz, steps;
-  std::string work, traffic, bandwidth, peak_cuda_core, peak_tensor_core;
+  std::map<std::string, std::string> params;  // parameter name -> text, one option per name of the kind table
+  std::string bandwidth, peak_cuda_core, peak_tensor_core;
   bool json = false;
 };
-
-// The size options each built-in kind takes; `required` must all be given.
-struct KindOptions {
-  std::vector<std::string> required, optional;
-};
-const std::map<std::string, KindOptions>& kind_options() {
-  static const std::map<std::string, KindOptions> m{
-      {"scale", {{"--n"}, {}}},
-      {"gemv", {{"--m", "--n"}, {}}},
-      {"spmv-csr", {{"--m", "--n", "--nnz"}, {"--index-bytes"}}},
-      {"stencil", {{"--points", "--dims", "--nx", "--ny"}, {"--nz", "--steps"}}},
-      {"gemm", {{"--m", "--n", "--k"}, {}}},
-      {"custom", {{"--work", "--traffic"}, {}}},
-  };
-  return m;
-}
-
-std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
-
-int as_int(const std::string& text, const char* option) {
-  const double v = parse_size(text, option);
-  if (v > 1e9) throw std::runtime_error(std::string(option) + ": " + text + " is too large");
-  return static_cast<int>(v);
-}
 
 bool looks_like_file(const std::string& s) {
   std::error_code ec;
@@ -64,69 +37,62 @@ bool looks_like_file(const std::string& s) {
   return fs::is_regular_file(s, ec) || ext == ".yaml" || ext == ".yml";
 }
 
-KernelModel build_kernel(const PredictArgs& a, const std::map<std::string, const CLI::Option*>& opts) {
-  const auto given = [&](const std::string& name) { return opts.at(name)->count() > 0; };
-  std::vector<std::string> size_options;
-  for (const auto& [name, opt] : opts) size_options.push_back(name);
+// One option per parameter name of the kind table; its help lists the kinds that take it.
+struct ParamOption {
+  const CLI::Option* option = nullptr;
+  std::string type_name;
+};
 
-  if (looks_like_file(a.kernel) && !kind_options().count(a.kernel)) {
+KernelModel build_kernel(const PredictArgs& a, const std::map<std::string, ParamOption>& opts) {
+  const auto given = [&](const std::string& name) { return opts.at(name).option->count() > 0; };
+  if (looks_like_file(a.kernel) && !find_kernel_kind(a.kernel)) {
     std::error_code ec;
     if (!fs::is_regular_file(a.kernel, ec)) throw std::runtime_error("--kernel: no kernel file '" + a.kernel + "'");
-    for (const auto& name : size_options)
+    for (const auto& [name, o] : opts)
       if (given(name))
-        throw std::runtime_error(name + " does not apply to a kernel file: its sizes come from " + a.kernel);
+        throw std::runtime_error(param_option(name) + " does not apply to a kernel file: its sizes come from " + a.kernel);
     return load_kernel_file(a.kernel);
   }
-  const auto kind = kind_options().find(a.kernel);
-  if (kind == kind_options().end()) {
-    std::vector<std::string> kinds;
-    for (const auto& [k, o] : kind_options()) kinds.push_back(k);
-    throw std::runtime_error("--kernel: unknown kind '" + a.kernel + "' (one of " + join(kinds) +
-                             ", or a kernel YAML file; generic SpMV is kind: spmv in a kernel file)");
+  const KernelKind* kind = find_kernel_kind(a.kernel);
+  if (!kind)
+    throw std::runtime_error("--kernel: unknown kind '" + a.kernel + "' (one of " + kernel_kind_names() +
+                             ", or a kernel YAML file)");
+  std::vector<std::string> required, missing, takes;
+  for (const auto& spec : kind->params) {
+    takes.push_back(param_option(spec.name));
+    if (!spec.required) continue;
+    required.push_back(param_option(spec.name));
+    if (!given(spec.name)) missing.push_back(param_option(spec.name));
   }
-  const KindOptions& ko = kind->second;
-  std::vector<std::string> missing;
-  for (const auto& name : ko.required)
-    if (!given(name)) missing.push_back(name);
+  const auto join = [](const std::vector<std::string>& v, const char* sep) {
+    std::string out;
+    for (const auto& x : v) out += (out.empty() ? "" : sep) + x;
+    return out;
+  };
   if (!missing.empty())
-    throw std::runtime_error("--kernel " + a.kernel + " needs " + join(ko.required, " ") + " (missing: " +
+    throw std::runtime_error("--kernel " + a.kernel + " needs " + join(required, " ") + " (missing: " +
                              join(missing, " ") + ")");
-  for (const auto& name : size_options) {
+  KernelParams params;
+  for (const auto& [name, o] : opts) {
     if (!given(name)) continue;
-    const bool applies = std::count(ko.required.begin(), ko.required.end(), name) ||
-                         std::count(ko.optional.begin(), ko.optional.end(), name);
-    if (!applies) {
-      std::vector<std::string> takes = ko.required;
-      takes.insert(takes.end(), ko.optional.begin(), ko.optional.end());
-      throw std::runtime_error(name + " does not apply to --kernel " + a.kernel + " (it takes " + join(takes) + ")");
-    }
+    const auto spec = std::find_if(kind->params.begin(), kind->params.end(), [&](const ParamSpec& p) { return p.name == name; });
+    if (spec == kind->params.end())
+      throw std::runtime_error(param_option(name) + " does not apply to --kernel " + a.kernel + " (it takes " +
+                               join(takes, ", ") + ")");
+    params[name] = parse_param(*spec, a.params.at(name), param_option(name));
   }
-
   Precision p;
   try {
     p = parse_precision(a.precision);
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string("--precision: ") + e.what());
   }
-  const std::string& kd = a.kernel;
-  if (kd == "scale") return scale_model(parse_size(a.n, "--n"), p);
-  if (kd == "gemv") return gemv_model(parse_size(a.m, "--m"), parse_size(a.n, "--n"), p);
-  if (kd == "gemm") return gemm_model(parse_size(a.m, "--m"), parse_size(a.n, "--n"), parse_size(a.k, "--k"), p);
-  if (kd == "spmv-csr") {
-    const int idx = given("--index-bytes") ? as_int(a.index_bytes, "--index-bytes") : 4;
-    if (idx > 8) throw std::runtime_error("--index-bytes: must be 1..8, got " + a.index_bytes);
-    return spmv_csr_model(parse_size(a.m, "--m"), parse_size(a.n, "--n"), parse_size(a.nnz, "--nnz"), idx, p);
+  try {
+    return make_kernel_model(*kind, params, p);
+  } catch (const KernelParamError& e) {
+    const std::string what = e.what();
+    throw std::runtime_error(e.param().empty() ? what : param_option(e.param()) + ": " + what);
   }
-  if (kd == "stencil") {
-    const int dims = as_int(a.dims, "--dims");
-    if (dims != 2 && dims != 3) throw std::runtime_error("--dims: must be 2 or 3, got " + a.dims);
-    if (dims == 3 && !given("--nz")) throw std::runtime_error("--dims 3 needs --nz");
-    if (dims == 2 && given("--nz")) throw std::runtime_error("--nz does not apply to --dims 2");
-    const int steps = given("--steps") ? as_int(a.steps, "--steps") : 1;
-    return stencil_model(as_int(a.points, "--points"), dims, parse_size(a.nx, "--nx"), parse_size(a.ny, "--ny"),
-                         dims == 3 ? parse_size(a.nz, "--nz") : 0, steps, p);
-  }
-  return custom_model(parse_work_flop(a.work, "--work"), parse_traffic_bytes(a.traffic, "--traffic"), p);
 }
 
 // ----- output
@@ -244,28 +210,36 @@ Subcommand add_predict(CLI::App& root) {
   app->add_option("--hw", a->hw, "Hardware descriptor: a YAML file or a shipped id (gh200, a100-80gb, ...)")
       ->type_name("FILE|ID")
       ->required();
-  app->add_option("--kernel", a->kernel,
-                  "scale | gemv | spmv-csr | stencil | gemm | custom, or a kernel YAML file")
+  app->add_option("--kernel", a->kernel, "A kind (" + kernel_kind_names(" | ") + ") or a kernel YAML file")
       ->type_name("KIND|FILE")
       ->required();
   app->add_option("--precision", a->precision, "fp64 | fp32 | tf32 | fp16 | bf16 | fp8 | int8 (default fp64)");
-  std::map<std::string, const CLI::Option*> sizes;
-  const auto size = [&](const std::string& name, std::string& target, const std::string& help) {
-    sizes[name] = app->add_option(name, target, help)->type_name(name == "--work" || name == "--traffic" ? "QTY" : "N");
-  };
-  size("--n", a->n, "scale: elements; gemv/gemm/spmv-csr: columns (1e9 or 4096)");
-  size("--m", a->m, "gemv/gemm/spmv-csr: rows");
-  size("--k", a->k, "gemm: inner dimension");
-  size("--nnz", a->nnz, "spmv-csr: non-zeros");
-  size("--index-bytes", a->index_bytes, "spmv-csr: bytes per index (default 4)");
-  size("--points", a->points, "stencil: points |S| (5 for 2d5pt)");
-  size("--dims", a->dims, "stencil: 2 or 3");
-  size("--nx", a->nx, "stencil: grid size in x");
-  size("--ny", a->ny, "stencil: grid size in y");
-  size("--nz", a->nz, "stencil: grid size in z (3-D)");
-  size("--steps", a->steps, "stencil: temporal blocking depth t (default 1)");
-  size("--work", a->work, "custom: work W, e.g. '2 GFLOP' or 2e9");
-  size("--traffic", a->traffic, "custom: traffic Q, e.g. '8 GB'");
+  // Parameter options, generated from the kind table: one per name, help per kind.
+  std::map<std::string, ParamOption> params;
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> helps;  // name -> (help, kinds)
+  for (const auto& kind : kernel_kind_table())
+    for (const auto& spec : kind.params) {
+      if (!helps.count(spec.name)) order.push_back(spec.name);
+      auto& h = helps[spec.name];
+      const auto same = std::find_if(h.begin(), h.end(), [&](const auto& x) { return x.first == spec.help; });
+      if (same == h.end()) h.push_back({spec.help, kind.name});
+      else same->second += ", " + kind.name;
+      params[spec.name].type_name =
+          spec.type == ParamType::flop || spec.type == ParamType::bytes ? "QTY" : "N";
+    }
+  for (const auto& name : order) {
+    std::string help;
+    for (const auto& [text, kinds] : helps[name]) help += (help.empty() ? "" : "; ") + kinds + ": " + text;
+    a->params[name];
+    params[name].option = app->add_option(param_option(name), a->params[name], help)->type_name(params[name].type_name);
+  }
+  std::string kinds_text = "Kinds:\n";
+  for (const auto& kind : kernel_kind_table()) {
+    std::string opts;
+    for (const auto& spec : kind.params) opts += " " + (spec.required ? param_option(spec.name) : "[" + param_option(spec.name) + "]");
+    kinds_text += "  " + kind.name + opts + "\n      " + kind.summary + "\n";
+  }
   app->add_option("--bandwidth", a->bandwidth, "What-if: bandwidth of the bounding level, e.g. '3 TB/s'")
       ->type_name("QTY");
   app->add_option("--peak-cuda-core", a->peak_cuda_core, "What-if: CUDA-core peak, e.g. '9.7 TFLOP/s'")
@@ -275,8 +249,8 @@ Subcommand add_predict(CLI::App& root) {
   app->add_option("--source", a->source, "spec | measured | auto (default auto: measured where present, else spec)")
       ->check(CLI::IsMember({"spec", "measured", "auto"}));
   app->add_flag("--json", a->json, "One JSON object on stdout");
-  app->footer(
-      "Examples:\n"
+  app->footer(kinds_text +
+      "\nExamples:\n"
       "  ceiling predict --hw gh200 --kernel scale --n 1e9\n"
       "  ceiling predict --hw a100-80gb --kernel gemv --m 8192 --n 8192 --source spec --json\n"
       "  ceiling predict --hw gh200 --kernel stencil --points 5 --dims 2 --nx 9000 --ny 9000 --steps 3\n"
@@ -286,12 +260,12 @@ Subcommand add_predict(CLI::App& root) {
   const CLI::Option* cc_opt = app->get_option("--peak-cuda-core");
   const CLI::Option* tc_opt = app->get_option("--peak-tensor-core");
 
-  s.run = [a, sizes, precision_opt, bw_opt, cc_opt, tc_opt]() -> int {
+  s.run = [a, params, precision_opt, bw_opt, cc_opt, tc_opt]() -> int {
     const fs::path hw_path = resolve_hardware(a->hw);
     const HardwareDescriptor hw = load_descriptor(hw_path);
-    if (precision_opt->count() > 0 && looks_like_file(a->kernel) && !kind_options().count(a->kernel))
+    if (precision_opt->count() > 0 && looks_like_file(a->kernel) && !find_kernel_kind(a->kernel))
       throw std::runtime_error("--precision does not apply to a kernel file (write precision: in " + a->kernel + ")");
-    const KernelModel k = build_kernel(*a, sizes);
+    const KernelModel k = build_kernel(*a, params);
 
     PredictOptions opt;
     opt.source = parse_source_preference(a->source);

@@ -1,4 +1,4 @@
-// Device helpers shared by the validation kernels: random fill, FP64 mma, launch sizing.
+// Device helpers shared by the validation kernels: random fill, poison, FP64 mma, launch sizing.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "gpu/cuda_check.hpp"
+#include "random.hpp"
 #include "registry.hpp"
 
 namespace ceiling::kernels {
@@ -42,12 +43,6 @@ __device__ __forceinline__ void mma_m8n8k4_fp64(double& d0, double& d1, double a
   asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%4, %5};\n"
       : "=d"(d0), "=d"(d1)
       : "d"(a), "d"(b), "d"(c0), "d"(c1));
-}
-
-// Grid for a grid-stride kernel: enough blocks to fill every SM, no more than the work needs.
-inline int grid_for(long long work_items_per_block_unit, long long units, int blocks_per_sm = 8) {
-  const long long need = (units + work_items_per_block_unit - 1) / work_items_per_block_unit;
-  return static_cast<int>(std::max<long long>(1, std::min<long long>(need, 1LL * current_sm_count() * blocks_per_sm)));
 }
 
 }  // namespace ceiling::kernels

@@ -14,6 +14,8 @@
 
 #include "common.cuh"
 #include "gpu/gpu.hpp"
+#include "runner.hpp"
+#include "verify.hpp"
 
 namespace ceiling::kernels {
 namespace {
@@ -116,8 +118,8 @@ __global__ void __launch_bounds__(kTcWarps * 32) gemv_tensor_core(const double* 
 
 class GemvInstance final : public KernelInstance {
  public:
-  GemvInstance(long long m, long long n, ComputeUnit unit)
-      : m_(m), n_(n), unit_(unit), A_(static_cast<size_t>(m * n)), x_(n), y_(m) {
+  GemvInstance(long long m, long long n, ComputeUnit unit, const RunContext& ctx)
+      : m_(m), n_(n), unit_(unit), cold_(!ctx.in_l2), A_(static_cast<size_t>(m * n)), x_(n), y_(m) {
     if (m % 8 != 0 || n % 64 != 0)
       throw std::invalid_argument("GEMV needs m % 8 == 0 and n % 64 == 0, got " + std::to_string(m) + " x " +
                                   std::to_string(n));
@@ -130,7 +132,8 @@ class GemvInstance final : public KernelInstance {
     if (unit_ == ComputeUnit::cuda_core && cc_rows_ == 0) tune_cuda_core();
   }
   void poison_output() override { poison(y_.data(), y_.bytes()); }
-  void launch(cudaStream_t s) override {
+  long long output_elements() const override { return m_; }
+  void launch(Stream s) override {
     if (unit_ == ComputeUnit::tensor_core)
       gemv_tensor_core<<<static_cast<unsigned>(m_ / 8), kTcWarps * 32, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
     else
@@ -143,32 +146,18 @@ class GemvInstance final : public KernelInstance {
     CUDA_CHECK(cudaMemcpy(out.data(), y_.data(), y_.bytes(), cudaMemcpyDeviceToHost));
     std::vector<double> xh(static_cast<size_t>(n_));
     for (long long j = 0; j < n_; ++j) xh[static_cast<size_t>(j)] = random_value(seed_ ^ kXSalt, static_cast<std::uint64_t>(j));
-    Verification v;
     // Norm-wise: a correct FP64 sum of n <= 1e5 terms lands near 1e-15; wrong indexing near 1.
-    v.tolerance = 1e-12;
-    long double err2 = 0, ref2 = 0;
-    for (long long i = 0; i < m_; ++i) {
-      long double ref = 0;
-      const std::uint64_t base = static_cast<std::uint64_t>(i * n_);
-      for (long long j = 0; j < n_; ++j)
-        ref += static_cast<long double>(random_value(seed_, base + static_cast<std::uint64_t>(j))) * xh[static_cast<size_t>(j)];
-      const double got = out[static_cast<size_t>(i)];
-      if (std::isnan(got)) {
-        ++v.unwritten;
-        ++v.bad;
-        continue;
-      }
-      const long double d = got - ref;
-      if (std::fabs(static_cast<double>(d)) > 1e-12 * std::fabs(static_cast<double>(ref)) + 1e-300) ++v.bad;
-      err2 += d * d;
-      ref2 += ref * ref;
-    }
-    v.error = ref2 > 0 ? static_cast<double>(std::sqrt(err2 / ref2)) : 0.0;
-    v.ok = v.unwritten == 0 && v.error <= v.tolerance;
-    v.message = v.ok ? "y matches the CPU reference (relative error " + std::to_string(v.error) + ")"
-                     : std::to_string(v.unwritten) + " of " + std::to_string(m_) + " outputs unwritten, " +
-                           std::to_string(v.bad) + " off, relative error " + std::to_string(v.error);
-    return v;
+    return check_normwise(
+        out,
+        [&](long long i) {
+          long double ref = 0;
+          const std::uint64_t base = static_cast<std::uint64_t>(i * n_);
+          for (long long j = 0; j < n_; ++j)
+            ref += static_cast<long double>(random_value(seed_, base + static_cast<std::uint64_t>(j))) *
+                   xh[static_cast<size_t>(j)];
+          return ref;
+        },
+        1e-12);
   }
 
  private:
@@ -183,75 +172,42 @@ class GemvInstance final : public KernelInstance {
   // Times each block shape once (median of 5, in the L2 state validate will time it in) and keeps
   // the fastest: the CUDA-core side gets its best launch, as the probes search theirs.
   void tune_cuda_core() {
-    int dev = 0, l2 = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-    const bool cold = static_cast<double>(A_.bytes() + x_.bytes() + y_.bytes()) > 0.5 * l2;
-    cudaEvent_t a, b;
-    CUDA_CHECK(cudaEventCreate(&a));
-    CUDA_CHECK(cudaEventCreate(&b));
-    double best = -1;
-    for (int rows : {2, 4, 8}) {
-      launch_cuda_core(rows, nullptr);  // warm-up
-      CUDA_CHECK_LAUNCH();
-      std::vector<double> t;
-      for (int r = 0; r < 5; ++r) {
-        if (cold) gpu::flush_l2(nullptr);
-        CUDA_CHECK(cudaEventRecord(a));
-        launch_cuda_core(rows, nullptr);
-        CUDA_CHECK(cudaEventRecord(b));
-        CUDA_CHECK(cudaEventSynchronize(b));
-        float ms = 0;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-        t.push_back(ms);
-      }
-      const double med = median(t);
-      if (best < 0 || med < best) {
-        best = med;
-        cc_rows_ = rows;
-      }
-    }
-    CUDA_CHECK_NOTHROW(cudaEventDestroy(a));
-    CUDA_CHECK_NOTHROW(cudaEventDestroy(b));
+    cc_rows_ = pick_fastest({2, 4, 8}, [this](int rows, cudaStream_t s) { launch_cuda_core(rows, s); }, cold_);
   }
 
   static constexpr std::uint64_t kXSalt = 0xC0FFEEull;
   int cc_rows_ = 0;  // CUDA-core rows per block, 0 until tuned
   long long m_, n_;
   ComputeUnit unit_;
+  bool cold_ = false;  // out of L2: tuned with the L2 evicted, as validate times it
   gpu::DeviceBuffer<double> A_, x_, y_;
   std::uint64_t seed_ = 1;
 };
 
 KernelVariant gemv_variant(ComputeUnit unit) {
   KernelVariant v;
-  v.kernel = "gemv";
+  v.kind = "gemv";
   v.unit = unit;
   v.precision = Precision::fp64;
   const bool tc = unit == ComputeUnit::tensor_core;
   v.description = tc ? "8 rows per block, FP64 mma.m8n8k4 with x as every column of B, 8 warps split the columns, loads double-buffered"
                      : "one warp per row, 16-byte loads, 8 in flight, shuffle reduction, 2/4/8 rows per block tuned per size";
   v.tensor_core_fraction = tc ? 1.0 / 8.0 : 1.0;  // one useful column of the 8 in D
-  const double frac = v.tensor_core_fraction;
-  v.model = [frac](const ProblemSize& s) {
-    const double m = static_cast<double>(s.m), n = static_cast<double>(s.n);
-    KernelModel k = gemv_model(m, n, Precision::fp64);
-    k.tensor_core_fraction = frac;  // this formulation's, not a property of GEMV
-    return k;
-  };
   // Square, multiples of 64 (8-row blocks, 32-column steps).
-  v.size_for_count = [](long long count) {
-    ProblemSize s;
-    s.n = std::max<long long>(64, (count + 32) / 64 * 64);
-    s.m = s.n;
-    return s;
+  v.round = [](KernelParams params) {
+    const double n = std::max(64.0, std::floor((params.at("n") + 32) / 64) * 64);
+    params["n"] = n;
+    params["m"] = n;
+    return params;
   };
-  v.size_for_bytes = [f = v.size_for_count](double bytes) {
-    return f(static_cast<long long>(std::llround(std::sqrt(bytes / 8.0))));
+  v.create = [unit](const KernelParams& params, const RunContext& ctx) -> std::unique_ptr<KernelInstance> {
+    return std::make_unique<GemvInstance>(static_cast<long long>(params.at("m")), static_cast<long long>(params.at("n")),
+                                          unit, ctx);
   };
-  v.create = [unit](const ProblemSize& s) -> std::unique_ptr<KernelInstance> {
-    return std::make_unique<GemvInstance>(s.m, s.n, unit);
-  };
+  if (tc)
+    v.sass = {{"gemv_tensor_core", "DMMA", ""}};
+  else
+    v.sass = {{"gemv_cuda_core", "LDG\\.E[A-Z0-9.]*\\.128", "DMMA"}};
   return v;
 }
 

@@ -11,17 +11,32 @@ static std::vector<KernelVariant>& mutable_registry() {
 }
 
 std::string KernelVariant::name() const {
-  return kernel + "." + std::string(to_string(precision)) + "." + std::string(to_string(unit));
+  return kind + "." + std::string(to_string(precision)) + "." + std::string(to_string(unit));
+}
+
+KernelModel KernelVariant::model(const KernelParams& params) const {
+  KernelModel k = make_kernel_model(kernel_kind(kind), params, precision);
+  k.tensor_core_fraction = unit == ComputeUnit::tensor_core ? tensor_core_fraction : k.tensor_core_fraction;
+  return k;
+}
+
+static int kind_order(const std::string& kind) {
+  const KernelKind* k = find_kernel_kind(kind);
+  return k ? k->order : 1 << 20;
 }
 
 Registrar::Registrar(KernelVariant v) {
+  if (!find_kernel_kind(v.kind))
+    throw std::logic_error("kernel variant " + v.name() + ": no kind '" + v.kind + "' in the kind table");
+  if (!v.create) throw std::logic_error("kernel variant " + v.name() + " has no create function");
   auto& r = mutable_registry();
   for (const auto& e : r)
     if (e.name() == v.name()) throw std::logic_error("kernel variant registered twice: " + v.name());
   r.push_back(std::move(v));
   // Stable order regardless of static-initialization order across translation units.
-  std::sort(r.begin(), r.end(), [](const KernelVariant& a, const KernelVariant& b) {
-    if (a.kernel != b.kernel) return a.kernel > b.kernel;  // scale before gemv, as in the paper
+  std::stable_sort(r.begin(), r.end(), [](const KernelVariant& a, const KernelVariant& b) {
+    if (a.kind != b.kind) return kind_order(a.kind) != kind_order(b.kind) ? kind_order(a.kind) < kind_order(b.kind)
+                                                                          : a.kind < b.kind;
     if (a.precision != b.precision) return a.precision < b.precision;
     return a.unit < b.unit;
   });
@@ -29,32 +44,26 @@ Registrar::Registrar(KernelVariant v) {
 
 const std::vector<KernelVariant>& registry() { return mutable_registry(); }
 
-std::vector<std::string> kernel_names() {
+std::vector<std::string> kind_names_with_variants() {
   std::vector<std::string> names;
   for (const auto& v : registry())
-    if (std::find(names.begin(), names.end(), v.kernel) == names.end()) names.push_back(v.kernel);
+    if (std::find(names.begin(), names.end(), v.kind) == names.end()) names.push_back(v.kind);
   return names;
 }
 
-std::vector<const KernelVariant*> select_variants(const std::vector<std::string>& kernels) {
-  const auto known = kernel_names();
-  for (const auto& k : kernels) {
+std::vector<const KernelVariant*> select_variants(const std::vector<std::string>& kinds) {
+  const auto known = kind_names_with_variants();
+  for (const auto& k : kinds) {
     if (std::find(known.begin(), known.end(), k) == known.end()) {
       std::string list;
       for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
-      throw std::invalid_argument("unknown kernel '" + k + "' (known: " + list + ")");
+      throw std::invalid_argument("unknown kernel '" + k + "' (kernels with variants: " + list + ")");
     }
   }
   std::vector<const KernelVariant*> out;
   for (const auto& v : registry())
-    if (kernels.empty() || std::find(kernels.begin(), kernels.end(), v.kernel) != kernels.end())
-      out.push_back(&v);
+    if (kinds.empty() || std::find(kinds.begin(), kinds.end(), v.kind) != kinds.end()) out.push_back(&v);
   return out;
-}
-
-std::vector<std::pair<std::string, double>> size_fields(const KernelVariant& v, const ProblemSize& s) {
-  if (v.kernel == "gemv") return {{"m", static_cast<double>(s.m)}, {"n", static_cast<double>(s.n)}};
-  return {{"n", static_cast<double>(s.n)}};
 }
 
 }  // namespace ceiling::kernels

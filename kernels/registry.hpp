@@ -1,9 +1,10 @@
-// Registry of validation kernel variants (STYLE habit 1): one registration per variant, each
-// declaring its W and Q through model/kernel_model.hpp (habit 7) and checking itself against a
-// CPU reference (habit 9) before its time counts.
+// Registry of validation kernel variants (STYLE habit 1). A variant is one implementation of a
+// kind of the kind table (model/kernel_kind.hpp) on one unit in one precision: its W, Q and
+// streams come from the kind (habit 7), its instance checks itself against a CPU reference
+// (habit 9) before its time counts. A new variant is one .cu file with one Registrar.
+// This header and registry.cpp/sweep.cpp are plain C++ (no CUDA): the sweep and its tests build
+// without a GPU; the CUDA-only measurement lives in runner.hpp.
 #pragma once
-#include <cuda_runtime.h>
-
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -11,19 +12,18 @@
 #include <vector>
 
 #include "model/descriptor.hpp"
+#include "model/kernel_kind.hpp"
 #include "model/kernel_model.hpp"
+
+struct CUstream_st;  // cudaStream_t is CUstream_st*: the interface needs no CUDA header
 
 namespace ceiling::kernels {
 
-// Problem size: SCALE uses n; GEMV uses m x n (rows x columns).
-struct ProblemSize {
-  long long m = 0;
-  long long n = 0;
-};
+using Stream = ::CUstream_st*;
 
 struct Verification {
   bool ok = false;
-  double error = 0;        // ||out - ref|| / ||ref|| (GEMV) or max relative element error (SCALE)
+  double error = 0;        // ||out - ref|| / ||ref|| (norm-wise) or max relative element error
   double tolerance = 0;
   long long unwritten = 0; // output elements still holding the poison (NaN) after the run
   long long bad = 0;       // elements over the tolerance (or NaN)
@@ -39,53 +39,56 @@ class KernelInstance {
   // NaN in every output element, so an unwritten element cannot pass the check.
   virtual void poison_output() = 0;
   // Enqueue the kernel on `stream` (no synchronization).
-  virtual void launch(cudaStream_t stream) = 0;
+  virtual void launch(Stream stream) = 0;
   // Copy the output back and compare with the CPU reference of the current inputs.
   virtual Verification verify() = 0;
+  // Output elements (the count an unwritten output leaves poisoned).
+  virtual long long output_elements() const = 0;
+};
+
+// What an instance learns from the sweep: where its working set lives, by the one rule
+// (fits_in_l2) on the one L2 size (the descriptor's), so cache hints and tuning agree with the bound.
+struct RunContext {
+  double l2_bytes = 0;
+  bool in_l2 = false;  // fits_in_l2(working set, l2_bytes): warm runs, plain loads
+};
+
+// The SASS a variant must compile to (checked by scripts/sass_check.sh and the GPU tests):
+// functions whose (demangled) name contains `function`, each with an opcode matching `require`
+// and none matching `forbid` (extended regular expressions; empty: no check).
+struct SassExpectation {
+  std::string function;
+  std::string require;
+  std::string forbid;
 };
 
 struct KernelVariant {
-  std::string kernel;            // "scale" | "gemv"
+  std::string kind;  // a kind of the kind table
   ComputeUnit unit = ComputeUnit::cuda_core;
   Precision precision = Precision::fp64;
-  std::string description;       // one line: how it is computed
+  std::string description;  // one line: how it is computed
   // Share of the unit's peak the formulation can use (SCALE and GEMV on m8n8k4: 1/8).
   double tensor_core_fraction = 1.0;
-  // W, Q and working set of a size (the model's kernel model, one definition).
-  std::function<KernelModel(const ProblemSize&)> model;
-  // Nearest valid size whose working set is close to `bytes` (rounded to the tile shape).
-  std::function<ProblemSize(double bytes)> size_for_bytes;
-  // Nearest valid size for a count given on the command line (SCALE: n; GEMV: square n x n).
-  std::function<ProblemSize(long long count)> size_for_count;
-  std::function<std::unique_ptr<KernelInstance>(const ProblemSize&)> create;
+  // The nearest parameters this variant can run (tile shapes); the sweep applies every variant's
+  // rounding of a kind, so CUDA-core and tensor-core variants share sizes. Empty: any size.
+  std::function<KernelParams(KernelParams)> round;
+  std::function<std::unique_ptr<KernelInstance>(const KernelParams&, const RunContext&)> create;
+  std::vector<SassExpectation> sass;
 
   std::string name() const;  // "scale.fp64.tensor_core"
+  // The kind's model at these parameters, with this variant's tensor-core fraction.
+  KernelModel model(const KernelParams& params) const;
 };
 
-// Every registered variant, in registration order sorted by (kernel, precision, unit).
+// Every registered variant, ordered by (kind order, precision, unit).
 const std::vector<KernelVariant>& registry();
-// Variants of the named kernels ("scale", "gemv"; empty = all). Throws std::invalid_argument
-// naming the known kernels for an unknown one.
-std::vector<const KernelVariant*> select_variants(const std::vector<std::string>& kernels);
-std::vector<std::string> kernel_names();
+// Variants of the named kinds (empty = all). Throws std::invalid_argument naming the kinds that
+// have variants for an unknown one.
+std::vector<const KernelVariant*> select_variants(const std::vector<std::string>& kinds);
+std::vector<std::string> kind_names_with_variants();
 
 struct Registrar {
   explicit Registrar(KernelVariant v);
 };
-
-// Size of a ProblemSize as JSON-ish pairs for results: {"n": ...} or {"m": ..., "n": ...}.
-std::vector<std::pair<std::string, double>> size_fields(const KernelVariant& v, const ProblemSize& s);
-
-// Counter-based random numbers, identical on host and device, so the CPU reference regenerates
-// the inputs instead of copying them back. Uniform in [-1, 1) excluding tiny magnitudes.
-__host__ __device__ inline double random_value(std::uint64_t seed, std::uint64_t index) {
-  std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (index + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  const double u = static_cast<double>(z >> 11) * 0x1.0p-53;  // [0, 1)
-  const double v = 0.25 + 0.75 * u;                            // [0.25, 1): never near zero
-  return (z & 1) ? -v : v;
-}
 
 }  // namespace ceiling::kernels

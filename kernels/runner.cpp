@@ -1,18 +1,19 @@
 #include "runner.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <stdexcept>
-#include <vector>
 #include <string>
+#include <vector>
+
+#include "model/units.hpp"
 
 namespace ceiling::kernels {
 
-static std::string size_text(const KernelVariant& v, const ProblemSize& s) {
-  return v.kernel == "gemv" ? std::to_string(s.m) + "x" + std::to_string(s.n) : "n=" + std::to_string(s.n);
-}
-
-Verification verify_once(const KernelVariant&, KernelInstance& inst, std::uint64_t seed) {
+Verification verify_once(KernelInstance& inst, std::uint64_t seed) {
   inst.randomize(seed);
   inst.poison_output();
   inst.launch(nullptr);
@@ -52,15 +53,38 @@ gpu::Timing time_cold(const std::function<void(cudaStream_t)>& launch, int warmu
   return t;
 }
 
-Measurement measure(const KernelVariant& v, const ProblemSize& s, const MeasureOptions& o) {
+int pick_fastest(const std::vector<int>& candidates, const std::function<void(int, cudaStream_t)>& launch, bool cold,
+                 int repeats) {
+  if (candidates.empty()) throw std::invalid_argument("pick_fastest: no candidates");
+  int best = candidates.front();
+  double best_s = -1;
+  for (int c : candidates) {
+    const auto run = [&](cudaStream_t s) { launch(c, s); };
+    const gpu::Timing t = cold ? time_cold(run, 1, repeats) : [&] {
+      gpu::TimingOptions o;
+      o.warmup = 1;
+      o.repeats = repeats;
+      o.max_retries = 0;
+      return gpu::time_kernel(run, o);
+    }();
+    if (best_s < 0 || t.summary.median < best_s) {
+      best_s = t.summary.median;
+      best = c;
+    }
+  }
+  return best;
+}
+
+Measurement measure(const KernelVariant& v, const KernelParams& params, const RunContext& ctx,
+                    const MeasureOptions& o) {
   Measurement m;
-  m.size = s;
-  m.model = v.model(s);
+  m.params = params;
+  m.model = v.model(params);
   m.l2_flushed = o.flush_l2;
-  auto inst = v.create(s);
-  m.check = verify_once(v, *inst, o.seed);
+  auto inst = v.create(params, ctx);
+  m.check = verify_once(*inst, o.seed);
   if (!m.check.ok)
-    throw std::runtime_error(v.name() + " at " + size_text(v, s) + ": wrong output: " + m.check.message);
+    throw std::runtime_error(v.name() + " at " + kernel_size_text(v.kind, params) + ": wrong output: " + m.check.message);
   KernelInstance* p = inst.get();
   const auto launch = [p](cudaStream_t st) { p->launch(st); };
   if (o.flush_l2) {
@@ -93,6 +117,72 @@ Measurement measure(const KernelVariant& v, const ProblemSize& s, const MeasureO
   }
   CUDA_CHECK(cudaDeviceSynchronize());
   return m;
+}
+
+Measurer gpu_measurer() {
+  return [](const MeasureRequest& req) {
+    MeasureOptions mo;
+    mo.flush_l2 = !req.context.in_l2;
+    mo.seed = req.seed;
+    const Measurement m = measure(*req.variant, req.params, req.context, mo);
+    MeasureResult r;
+    r.time = {m.timing.summary.median, m.timing.summary.min, m.timing.summary.max, m.timing.summary.cv,
+              m.timing.summary.count, m.launches};
+    r.sm_clock_hz = m.timing.sm_clock_hz;
+    r.flagged = m.timing.flagged;
+    r.flag_reason = m.timing.flag_reason;
+    r.verify_error = m.check.error;
+    r.how = mo.flush_l2 ? "cold: L2 evicted and clean before each repeat"
+                        : "warm: " + std::to_string(m.launches) + " back-to-back launches per timed region";
+    return r;
+  };
+}
+
+validation::ValidationReport run_validation_on_gpu(const HardwareDescriptor& hw, const std::string& descriptor_path,
+                                                   const std::vector<const KernelVariant*>& variants, Sweep sweep,
+                                                   int device, const std::string& command_line) {
+  using namespace ceiling::validation;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (gpu::device_count() == 0) throw std::runtime_error("validate needs a GPU: " + gpu::no_gpu_reason());
+  if (device < 0 || device >= gpu::device_count())
+    throw std::runtime_error("--device " + std::to_string(device) + " out of range (" +
+                             std::to_string(gpu::device_count()) + " device(s))");
+  CUDA_CHECK(cudaSetDevice(device));
+  const gpu::DeviceInfo info = gpu::query_device(device);
+  if (!hw.identity.name.empty() && hw.identity.name != info.name)
+    spdlog::warn("descriptor '{}' describes '{}' but device {} is '{}': bounds come from the descriptor", hw.id,
+                 hw.identity.name, device, info.name);
+  sweep.l2_bytes = sweep_l2_bytes(hw);
+  const double device_l2 = static_cast<double>(info.l2_bytes);
+  if (std::fabs(sweep.l2_bytes - device_l2) > 0.1 * device_l2)
+    spdlog::warn("descriptor L2 capacity {} differs from the device's {} by more than 10%: the split follows the "
+                 "descriptor", format_quantity(sweep.l2_bytes, Dimension::bytes), format_quantity(device_l2, Dimension::bytes));
+  size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  sweep.memory_limit_bytes = 0.9 * static_cast<double>(free_bytes) - 2.5 * device_l2;  // flush buffers
+  sweep.seed ^= static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+  const double clock = gpu::measure_sm_clock_hz(device);
+  spdlog::info("validate on {} ({} SMs, L2 {}, split at half of {}, SM clock {:.0f} MHz) against descriptor '{}' ({})",
+               info.name, info.sm_count, format_quantity(device_l2, Dimension::bytes),
+               format_quantity(sweep.l2_bytes, Dimension::bytes), clock / 1e6, hw.id, descriptor_path);
+
+  ValidationReport rep = run_validation(hw, variants, sweep, gpu_measurer());
+  rep.tool_version = CEILING_VERSION;
+  rep.date = gpu::utc_now_iso8601();
+  rep.command_line = command_line;
+  rep.device.name = info.name;
+  rep.device.uuid = info.uuid;
+  rep.device.sm_count = info.sm_count;
+  rep.device.compute_capability = info.compute_capability();
+  rep.device.driver = info.driver_text();
+  rep.device.cuda_version =
+      std::to_string(info.runtime_version / 1000) + "." + std::to_string(info.runtime_version % 1000 / 10);
+  rep.device.l2_bytes = device_l2;
+  rep.descriptor_id = hw.id;
+  rep.descriptor_path = descriptor_path;
+  rep.sm_clock_hz = clock;
+  rep.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return rep;
 }
 
 }  // namespace ceiling::kernels

@@ -12,11 +12,13 @@
 
 #include "common.cuh"
 #include "gpu/gpu.hpp"
+#include "verify.hpp"
 
 namespace ceiling::kernels {
 namespace {
 
 constexpr int kThreads = 256;
+constexpr const char* kLdg128 = "LDG\\.E[A-Z0-9.]*\\.128";  // 16-byte global loads
 
 template <bool Streaming, class V>
 __device__ __forceinline__ V load16(const V* p) {
@@ -97,7 +99,7 @@ __global__ void __launch_bounds__(kThreads) scale_tensor_core_fp64(const double*
 template <class T>
 class ScaleInstance final : public KernelInstance {
  public:
-  ScaleInstance(long long n, ComputeUnit unit) : n_(n), unit_(unit), b_(n), a_(n) {
+  ScaleInstance(long long n, ComputeUnit unit, const RunContext& ctx) : n_(n), unit_(unit), b_(n), a_(n) {
     long long threads_needed;
     if (unit_ == ComputeUnit::tensor_core) {
       if (n % 64 != 0) throw std::invalid_argument("tensor-core SCALE needs n % 64 == 0, got " + std::to_string(n));
@@ -106,11 +108,9 @@ class ScaleInstance final : public KernelInstance {
       threads_needed = std::max<long long>(n / Vec16<T>::lanes, n % Vec16<T>::lanes);
     }
     grid_ = static_cast<int>(std::max<long long>(1, (threads_needed + kThreads - 1) / kThreads));
-    int dev = 0, l2 = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-    streaming_ = 2.0 * static_cast<double>(n) * sizeof(T) > 0.5 * l2;  // same split as validate
+    streaming_ = !ctx.in_l2;  // the sweep's split: evict-first hints only for cold, out-of-L2 sizes
   }
+  long long output_elements() const override { return n_; }
   void randomize(std::uint64_t seed) override {
     seed_ = seed;
     q_ = static_cast<T>(1.0 + 0.5 * std::fabs(random_value(seed ^ 0x5CA1Eull, 0)));  // q in (1.1, 1.5)
@@ -118,7 +118,7 @@ class ScaleInstance final : public KernelInstance {
     CUDA_CHECK(cudaDeviceSynchronize());
   }
   void poison_output() override { poison(a_.data(), a_.bytes()); }
-  void launch(cudaStream_t s) override {
+  void launch(Stream s) override {
     if (unit_ == ComputeUnit::tensor_core) {
       if constexpr (std::is_same_v<T, double>) {
         if (streaming_)
@@ -137,27 +137,11 @@ class ScaleInstance final : public KernelInstance {
     CUDA_CHECK(cudaDeviceSynchronize());
     std::vector<T> out(static_cast<size_t>(n_));
     CUDA_CHECK(cudaMemcpy(out.data(), a_.data(), a_.bytes(), cudaMemcpyDeviceToHost));
-    Verification v;
     // One rounding of q*b on either unit (tensor-core adds exact zeros): 1 ulp allowed.
-    v.tolerance = std::is_same_v<T, double> ? 0x1.0p-52 : 0x1.0p-23;
-    for (long long i = 0; i < n_; ++i) {
-      const T ref = q_ * static_cast<T>(random_value(seed_, static_cast<std::uint64_t>(i)));
-      const T got = out[static_cast<size_t>(i)];
-      if (std::isnan(got)) {
-        ++v.unwritten;
-        ++v.bad;
-        continue;
-      }
-      const double rel = std::fabs(static_cast<double>(got) - ref) / std::fabs(static_cast<double>(ref));
-      if (rel > v.error) v.error = rel;
-      if (!(rel <= v.tolerance)) ++v.bad;
-    }
-    v.ok = v.bad == 0;
-    v.message = v.ok ? "all " + std::to_string(n_) + " values match q*b"
-                     : std::to_string(v.bad) + " of " + std::to_string(n_) + " values wrong (" +
-                           std::to_string(v.unwritten) + " unwritten), max relative error " +
-                           std::to_string(v.error);
-    return v;
+    const double tolerance = std::is_same_v<T, double> ? 0x1.0p-52 : 0x1.0p-23;
+    return check_elementwise(
+        out, [&](long long i) { return q_ * static_cast<T>(random_value(seed_, static_cast<std::uint64_t>(i))); },
+        tolerance, "q*b");
   }
 
  private:
@@ -174,28 +158,27 @@ template <class T>
 KernelVariant scale_variant(ComputeUnit unit) {
   constexpr Precision p = std::is_same_v<T, double> ? Precision::fp64 : Precision::fp32;
   KernelVariant v;
-  v.kernel = "scale";
+  v.kind = "scale";
   v.unit = unit;
   v.precision = p;
   const bool tc = unit == ComputeUnit::tensor_core;
   v.description = tc ? "A = B (qI), FP64 mma.m8n8k4, one warp per 64-value tile, 16-byte loads/stores"
                      : "a = q b, one 16-byte vector per thread over the whole array";
   // GPGPU'25 §5.1: 1/max(m,n) of the tile's work is useful (1/8 on m8n8k4), from the model.
-  v.tensor_core_fraction = tc ? scale_model(64, p).tensor_core_fraction : 1.0;
-  // W, Q and the working set (b and a, distinct arrays) are the model's.
-  v.model = [p](const ProblemSize& s) { return scale_model(static_cast<double>(s.n), p); };
+  v.tensor_core_fraction = tc ? scale_tensor_core_fraction(p) : 1.0;
   // Multiples of 64 values for every SCALE variant, so that CUDA and tensor cores share sizes.
-  v.size_for_count = [](long long count) {
-    ProblemSize s;
-    s.n = std::max<long long>(64, count / 64 * 64);
-    return s;
+  v.round = [](KernelParams params) {
+    params["n"] = std::max(64.0, std::floor(params.at("n") / 64) * 64);
+    return params;
   };
-  v.size_for_bytes = [p, f = v.size_for_count](double bytes) {
-    return f(static_cast<long long>(bytes / (2.0 * bytes_per_value(p))));
+  v.create = [unit](const KernelParams& params, const RunContext& ctx) -> std::unique_ptr<KernelInstance> {
+    return std::make_unique<ScaleInstance<T>>(static_cast<long long>(params.at("n")), unit, ctx);
   };
-  v.create = [unit](const ProblemSize& s) -> std::unique_ptr<KernelInstance> {
-    return std::make_unique<ScaleInstance<T>>(s.n, unit);
-  };
+  // 16-byte global accesses everywhere; DMMA only on the tensor-core side.
+  if (tc)
+    v.sass = {{"scale_tensor_core_fp64", "DMMA", ""}, {"scale_tensor_core_fp64", kLdg128, ""}};
+  else
+    v.sass = {{std::is_same_v<T, double> ? "scale_cuda_core<double" : "scale_cuda_core<float", kLdg128, "DMMA"}};
   return v;
 }
 

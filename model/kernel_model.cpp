@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "kernel_kind.hpp"
 #include "roofline.hpp"
 #include "units.hpp"
 
@@ -40,11 +41,6 @@ void require_size(double v, const char* what) {
 std::string precision_name(Precision p) { return std::string(to_string(p)); }
 
 }  // namespace
-
-const std::vector<std::string>& kernel_kinds() {
-  static const std::vector<std::string> kinds{"scale", "gemv", "spmv-csr", "spmv", "stencil", "gemm", "custom"};
-  return kinds;
-}
 
 double parse_work_flop(std::string_view text, std::string_view field) {
   const std::string t(text);
@@ -113,6 +109,8 @@ KernelModel scale_model(double n, Precision p) {
   k.precision = p;
   k.work_flop = n;                 // one multiply per element
   k.traffic_bytes = 2 * n * D;     // load b, store a
+  k.read_bytes = n * D;
+  k.write_bytes = n * D;
   k.working_set_bytes = 2 * n * D;
   k.tensor_core_fraction = scale_tensor_core_fraction(p);
   return k;
@@ -128,6 +126,8 @@ KernelModel gemv_model(double m, double n, Precision p) {
   k.precision = p;
   k.work_flop = 2 * m * n;                // Eq. 7
   k.traffic_bytes = (m * n + m + n) * D;  // A, x, y once each
+  k.read_bytes = (m * n + n) * D;
+  k.write_bytes = m * D;
   k.working_set_bytes = k.traffic_bytes;
   return k;
 }
@@ -147,6 +147,8 @@ KernelModel spmv_csr_model(double m, double n, double nnz, int index_bytes, Prec
   k.precision = p;
   k.work_flop = 2 * nnz;
   k.traffic_bytes = (nnz + m + n) * D + (nnz + m + 1) * index_bytes;  // Eq. 10
+  k.write_bytes = m * D;  // y; values, indices and x are read
+  k.read_bytes = k.traffic_bytes - k.write_bytes;
   k.working_set_bytes = k.traffic_bytes;
   return k;
 }
@@ -167,6 +169,8 @@ KernelModel spmv_generic_model(double m, double n, double nnz, double index_coun
   k.precision = p;
   k.work_flop = 2 * nnz;
   k.traffic_bytes = (nnz + m + n) * D + index_count * index_bytes + packed_count * packed_bytes;  // Eq. 9
+  k.write_bytes = m * D;
+  k.read_bytes = k.traffic_bytes - k.write_bytes;
   k.working_set_bytes = k.traffic_bytes;
   return k;
 }
@@ -190,6 +194,8 @@ KernelModel stencil_model(int points, int dims, double nx, double ny, double nz,
   k.precision = p;
   k.work_flop = 2.0 * points * steps * points_in_grid;  // Eq. 13: W_t = 2|S|t per point
   k.traffic_bytes = 2 * D * points_in_grid;             // Eq. 12: one load of u, one store of v
+  k.read_bytes = D * points_in_grid;
+  k.write_bytes = D * points_in_grid;
   k.working_set_bytes = k.traffic_bytes;
   k.temporal_steps = steps;
   k.intensity_one_step = points / D;  // Eq. 12: |S| / D
@@ -207,6 +213,8 @@ KernelModel gemm_model(double m, double n, double k_dim, Precision p) {
   k.precision = p;
   k.work_flop = 2 * m * n * k_dim;
   k.traffic_bytes = (m * k_dim + k_dim * n + 2 * m * n) * D;  // A, B once; C read and written
+  k.read_bytes = (m * k_dim + k_dim * n + m * n) * D;
+  k.write_bytes = m * n * D;
   k.working_set_bytes = (m * k_dim + k_dim * n + m * n) * D;
   return k;
 }
@@ -229,37 +237,10 @@ KernelModel custom_model(double work_flop, double traffic_bytes, Precision p) {
 
 namespace {
 
-struct KindKeys {
-  std::set<std::string> required, optional;
-};
-
-const std::map<std::string, KindKeys>& kind_keys() {
-  static const std::map<std::string, KindKeys> keys{
-      {"scale", {{"n"}, {}}},
-      {"gemv", {{"m", "n"}, {}}},
-      {"spmv-csr", {{"m", "n", "nnz"}, {"index_bytes"}}},
-      {"spmv", {{"m", "n", "nnz"}, {"index_count", "index_bytes", "packed_count", "packed_bytes"}}},
-      {"stencil", {{"points", "dims", "nx", "ny"}, {"nz", "steps"}}},
-      {"gemm", {{"m", "n", "k"}, {}}},
-      {"custom", {{"work", "traffic"}, {}}},
-  };
+// Keys every kernel file may carry besides its kind's parameters.
+const std::vector<std::string>& common_keys() {
+  static const std::vector<std::string> keys{"kind", "precision", "description", "working_set", "tensor_core_fraction"};
   return keys;
-}
-
-const std::set<std::string>& common_keys() {
-  static const std::set<std::string> keys{"kind", "precision", "description", "working_set", "tensor_core_fraction"};
-  return keys;
-}
-
-std::string join(const std::set<std::string>& s) {
-  std::string out;
-  for (const auto& x : s) out += (out.empty() ? "" : ", ") + x;
-  return out;
-}
-
-int as_int(double v, const std::string& key) {
-  if (v > 1e9) throw std::invalid_argument(key + ": " + num(v) + " is too large");
-  return static_cast<int>(v);
 }
 
 }  // namespace
@@ -290,29 +271,36 @@ KernelModel load_kernel_file(const std::filesystem::path& file) {
     values[key] = kv.second;
     marks[key] = kv.first.Mark();
   }
+  // A value's error points at the value; a missing key's at the kind line.
   const auto fail = [&](const std::string& key, const std::string& cause) -> KernelFileError {
-    const YAML::Mark m = marks.count(key) ? values[key].Mark() : YAML::Mark{};
+    const std::string at = values.count(key) ? key : "kind";
+    const YAML::Mark m = values.count(at) ? values[at].Mark() : YAML::Mark{};
     return KernelFileError(name, m.line + 1, m.column + 1, key, cause);
   };
   if (!values.count("kind"))
-    throw KernelFileError(name, 1, 1, "kind", "missing (one of scale, gemv, spmv-csr, spmv, stencil, gemm, custom)");
-  const std::string kind = values["kind"].Scalar();
-  const auto kk = kind_keys().find(kind);
-  if (kk == kind_keys().end())
-    throw fail("kind", "unknown kind '" + kind + "' (one of scale, gemv, spmv-csr, spmv, stencil, gemm, custom)");
-  const KindKeys& allowed = kk->second;
+    throw KernelFileError(name, 1, 1, "kind", "missing (one of " + kernel_kind_names() + ")");
+  const std::string kind_name = values["kind"].Scalar();
+  const KernelKind* kind = find_kernel_kind(kind_name);
+  if (!kind) throw fail("kind", "unknown kind '" + kind_name + "' (one of " + kernel_kind_names() + ")");
+  std::vector<std::string> allowed;
+  for (const auto& spec : kind->params) allowed.push_back(spec.name);
+  const auto is_common = [](const std::string& key) {
+    return std::find(common_keys().begin(), common_keys().end(), key) != common_keys().end();
+  };
   for (const auto& [key, node] : values) {
-    if (common_keys().count(key) || allowed.required.count(key) || allowed.optional.count(key)) continue;
+    if (is_common(key) || std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+    std::string list;
+    for (const auto& k : allowed) list += (list.empty() ? "" : ", ") + k;
+    for (const auto& k : common_keys()) list += ", " + k;
     const YAML::Mark m = marks[key];
-    throw KernelFileError(name, m.line + 1, m.column + 1, key,
-                          "unknown key for kind " + kind + " (allowed: " +
-                              join(allowed.required) + (allowed.optional.empty() ? "" : ", " + join(allowed.optional)) +
-                              ", " + join(common_keys()) + ")");
+    throw KernelFileError(name, m.line + 1, m.column + 1, key, "unknown key for kind " + kind_name + " (allowed: " + list + ")");
   }
-  for (const auto& key : allowed.required)
-    if (!values.count(key)) {
-      const YAML::Mark m = marks["kind"];
-      throw KernelFileError(name, m.line + 1, m.column + 1, key, "missing; kind " + kind + " needs " + join(allowed.required));
+  for (const auto& spec : kind->params)
+    if (spec.required && !values.count(spec.name)) {
+      std::string needs;
+      for (const auto& s : kind->params)
+        if (s.required) needs += (needs.empty() ? "" : ", ") + s.name;
+      throw fail(spec.name, "missing; kind " + kind_name + " needs " + needs);
     }
 
   Precision p = Precision::fp64;
@@ -323,66 +311,20 @@ KernelModel load_kernel_file(const std::filesystem::path& file) {
       throw fail("precision", e.what());
     }
   }
-  // Every value is read through one of these, so each error carries its line.
-  const auto size = [&](const std::string& key) {
+  KernelParams given;
+  for (const auto& spec : kind->params) {
+    if (!values.count(spec.name)) continue;
     try {
-      return parse_size(values[key].Scalar(), key);
+      given[spec.name] = parse_param(spec, values[spec.name].Scalar(), spec.name);
     } catch (const std::exception& e) {
-      throw fail(key, e.what());
+      throw fail(spec.name, e.what());
     }
-  };
-  const auto size_or = [&](const std::string& key, double dflt) { return values.count(key) ? size(key) : dflt; };
-  if (values.count("index_bytes") && size("index_bytes") > 8) throw fail("index_bytes", "must be 1..8");
-  const auto count_or_zero = [&](const std::string& key) {
-    if (!values.count(key)) return 0.0;
-    try {
-      const double v = parse_as(values[key].Scalar(), Dimension::dimensionless, key);
-      if (!(v >= 0)) throw std::invalid_argument(key + " must be >= 0");
-      return v;
-    } catch (const std::exception& e) {
-      throw fail(key, e.what());
-    }
-  };
-
+  }
   KernelModel k;
   try {
-    if (kind == "scale") {
-      k = scale_model(size("n"), p);
-    } else if (kind == "gemv") {
-      k = gemv_model(size("m"), size("n"), p);
-    } else if (kind == "spmv-csr") {
-      k = spmv_csr_model(size("m"), size("n"), size("nnz"), as_int(size_or("index_bytes", 4), "index_bytes"), p);
-    } else if (kind == "spmv") {
-      k = spmv_generic_model(size("m"), size("n"), size("nnz"), count_or_zero("index_count"),
-                             as_int(size_or("index_bytes", 4), "index_bytes"), count_or_zero("packed_count"),
-                             static_cast<int>(count_or_zero("packed_bytes")), p);
-    } else if (kind == "stencil") {
-      const int dims = as_int(size("dims"), "dims");
-      if (dims != 2 && dims != 3) throw fail("dims", "must be 2 or 3, got " + std::to_string(dims));
-      if (dims == 2 && values.count("nz")) throw fail("nz", "a 2-D stencil takes no nz");
-      if (dims == 3 && !values.count("nz")) throw fail("dims", "a 3-D stencil needs nz");
-      k = stencil_model(as_int(size("points"), "points"), dims, size("nx"), size("ny"), size_or("nz", 0),
-                        as_int(size_or("steps", 1), "steps"), p);
-    } else if (kind == "gemm") {
-      k = gemm_model(size("m"), size("n"), size("k"), p);
-    } else {
-      double w = 0, q = 0;
-      try {
-        w = parse_work_flop(values["work"].Scalar(), "work");
-      } catch (const std::exception& e) {
-        throw fail("work", e.what());
-      }
-      try {
-        q = parse_traffic_bytes(values["traffic"].Scalar(), "traffic");
-      } catch (const std::exception& e) {
-        throw fail("traffic", e.what());
-      }
-      k = custom_model(w, q, p);
-    }
-  } catch (const KernelFileError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw fail("kind", e.what());  // a size combination the model rejects (e.g. nnz > m*n)
+    k = make_kernel_model(*kind, given, p);
+  } catch (const KernelParamError& e) {
+    throw fail(e.param(), e.what());  // a combination the model rejects (e.g. nnz > m*n)
   }
   if (values.count("working_set")) {
     try {
@@ -461,6 +403,13 @@ const Field* find_compute(const HardwareDescriptor& hw, ComputeUnit u, Precision
 
 }  // namespace
 
+std::optional<double> l2_capacity_bytes(const HardwareDescriptor& hw, SourcePreference pref) {
+  const auto l2 = hw.memory.find(MemoryLevelKind::l2);
+  if (l2 == hw.memory.end() || !l2->second.capacity.present()) return std::nullopt;
+  const SourcePreference cap_pref = pref == SourcePreference::measured ? SourcePreference::measured_else_spec : pref;
+  return l2->second.capacity.value(cap_pref);
+}
+
 Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const PredictOptions& opt) {
   if (!(k.work_flop > 0) || !(k.traffic_bytes > 0))
     throw std::invalid_argument("predict: kernel '" + k.description + "' needs positive work and traffic");
@@ -482,16 +431,16 @@ Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const Pre
   const MemoryLevel* l2 = l2_it == hw.memory.end() ? nullptr : &l2_it->second;
   MemoryLevelKind level = MemoryLevelKind::dram;
   const std::string ws = format_quantity(k.working_set_bytes, Dimension::bytes);
-  // Capacity is structure, not speed: a spec capacity serves when no measurement is asked for.
+  const std::optional<double> l2_cap = l2_capacity_bytes(hw, pref);
   const SourcePreference cap_pref = pref == SourcePreference::measured ? SourcePreference::measured_else_spec : pref;
-  if (!l2 || !l2->capacity.present() || !l2->capacity.value(cap_pref)) {
+  if (!l2_cap) {
     r.memory_level_reason = "the descriptor has no L2 capacity; DRAM bounds every working set";
   } else {
-    const double cap = *l2->capacity.value(cap_pref);
+    const double cap = *l2_cap;
     const std::string half = format_quantity(cap / 2, Dimension::bytes);
     prov.push_back("memory.l2.capacity = " + format_quantity(cap, Dimension::bytes) + ": " +
                    describe(l2->capacity, l2->capacity.source(cap_pref)));
-    if (k.working_set_bytes > cap / 2) {
+    if (!fits_in_l2(k.working_set_bytes, cap)) {
       r.memory_level_reason = "working set " + ws + " > half of L2 (" + half + ")";
     } else if (!l2->bandwidth.value(pref) && !opt.bandwidth_override) {
       r.memory_level_reason = "working set " + ws + " <= half of L2 (" + half + "), but the descriptor has no " +
@@ -554,7 +503,7 @@ Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const Pre
   r.speedup_kernel_bound = speedup_bound(r.alpha, r.balance_cuda_core, r.intensity);                 // Eq. 22
   r.speedup_memory_bound_limit = memory_bound_speedup_limit(r.alpha);                                // Eq. 23
   r.speedup_workload_limit = workload_speedup_limit(r.balance_cuda_core, r.intensity);               // Eq. 24
-  if (k.kind == "stencil" && k.intensity_one_step > 0) {
+  if (k.intensity_one_step > 0) {  // temporally blocked kinds (stencils)
     r.temporal_blocking_threshold = temporal_blocking_threshold(r.balance_cuda_core, k.intensity_one_step);  // Eq. 14
     r.temporal_blocking_min_steps = temporal_blocking_min_steps(r.balance_cuda_core, k.intensity_one_step);
   }

@@ -13,12 +13,15 @@
 namespace ceiling {
 
 struct KernelModel {
-  std::string kind;         // "scale", "gemv", "spmv-csr", "spmv", "stencil", "gemm", "custom"
+  std::string kind;         // a name of the kind table (kernel_kind.hpp): "scale", "gemv", ...
   std::string description;  // e.g. "GEMV 4096x4096 fp64"
   Precision precision = Precision::fp64;
   double work_flop = 0;
   double traffic_bytes = 0;
   double working_set_bytes = 0;  // bytes touched once; decides which memory level bounds it
+  // The streams of Q: bytes read and bytes written (0 and 0 when unknown, e.g. a custom kernel).
+  // The calibrated memory pattern a kernel resembles follows from these, not from its name.
+  double read_bytes = 0, write_bytes = 0;
   // Fraction of tensor-core peak the tensor-core formulation can use (SCALE via B*(qI): 1/8).
   double tensor_core_fraction = 1.0;
   int temporal_steps = 1;                    // stencils
@@ -50,8 +53,6 @@ class KernelFileError : public InputFileError {
  public:
   using InputFileError::InputFileError;
 };
-// The kinds scale/gemv/... accepted by `predict --kernel` and by kernel files.
-const std::vector<std::string>& kernel_kinds();
 // "2 GFLOP", "1.5 TOP" or a bare number of flop; a rate ("2 GFLOP/s") is an error naming `field`.
 double parse_work_flop(std::string_view text, std::string_view field = "work");
 // "8 GB", "1 GiB" or a bare number of bytes; anything else is a UnitError naming `field`.
@@ -94,6 +95,12 @@ struct Prediction {
   std::string source;               // what was used: "measured", "spec", "mixed", "override"
   std::vector<std::string> provenance;  // one line per number used, e.g. "dram bandwidth: spec (ref)"
 };
+
+// The one L2 size the model and validate use: memory.l2.capacity of the descriptor. Capacity is
+// structure, not speed, so a spec value serves unless only spec is refused (pref spec: spec only).
+// nullopt when the descriptor has none.
+std::optional<double> l2_capacity_bytes(const HardwareDescriptor& hw,
+                                        SourcePreference pref = SourcePreference::measured_else_spec);
 
 // Throws std::runtime_error naming the missing descriptor field when a number is absent.
 Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const PredictOptions& opt = {});

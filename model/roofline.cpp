@@ -143,4 +143,8 @@ int temporal_blocking_min_steps(double balance, double intensity_one_step) {
   return t;
 }
 
+bool fits_in_l2(double working_set_bytes, double l2_capacity_bytes) {
+  return working_set_bytes <= 0.5 * l2_capacity_bytes;
+}
+
 }  // namespace ceiling

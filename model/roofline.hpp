@@ -28,6 +28,10 @@ double memory_bound_speedup_limit(double alpha);
 double workload_speedup_limit(double balance_cuda_core, double intensity);
 // Smallest integer temporal-blocking depth t with t*I > B (Eq. 13-14); the real threshold
 // B/I is returned by temporal_blocking_threshold.
+// The paper's hierarchy split (GPGPU'25 Figure 6): a working set of at most half the L2 capacity
+// is "in L2" and sees the L2 bandwidth; a larger one is bounded by DRAM. The one rule for predict,
+// validate and the kernels' cache hints.
+bool fits_in_l2(double working_set_bytes, double l2_capacity_bytes);
 double temporal_blocking_threshold(double balance, double intensity_one_step);
 int temporal_blocking_min_steps(double balance, double intensity_one_step);
 

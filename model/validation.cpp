@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "files.hpp"
+#include "kernel_kind.hpp"
 #include "roofline.hpp"
 #include "stats.hpp"
 #include "units.hpp"
@@ -36,7 +37,7 @@ std::string bytes_text(double bytes) { return format_quantity(bytes, Dimension::
 
 std::string memory_level_for(double working_set_bytes, double l2_bytes) {
   if (!(l2_bytes > 0)) throw std::invalid_argument("memory_level_for: L2 size must be positive");
-  return working_set_bytes <= 0.5 * l2_bytes ? "l2" : "dram";
+  return fits_in_l2(working_set_bytes, l2_bytes) ? "l2" : "dram";
 }
 
 std::string side_of_split(const std::string& memory_level) {
@@ -138,12 +139,6 @@ Verdict judge_time(double efficiency, const TimeStats& t, const VerdictContext& 
   return v;
 }
 
-std::string dram_pattern_for(const std::string& kernel) {
-  if (kernel == "scale") return "scale";
-  if (kernel == "gemv") return "read";  // A dominates: one read stream
-  return "";
-}
-
 KernelResult evaluate(const HardwareDescriptor& hw, const KernelModel& k, ComputeUnit unit,
                       const std::map<std::string, double>& size, const TimeStats& t, double l2_bytes,
                       bool l2_flushed) {
@@ -174,13 +169,15 @@ KernelResult evaluate(const HardwareDescriptor& hw, const KernelModel& k, Comput
   r.speedup_limit_eq23 = b.speedup_limit_eq23;
   r.bound_note = b.note;
   r.l2_flushed = l2_flushed;
-  if (r.memory_level == "dram") {
-    const std::string pat = dram_pattern_for(r.kernel);
+  r.read_bytes = k.read_bytes;
+  r.write_bytes = k.write_bytes;
+  const std::string pattern = dram_pattern_for_streams(k.read_bytes, k.write_bytes);
+  if (r.memory_level == "dram" && !pattern.empty()) {
     const auto lvl = hw.memory.find(MemoryLevelKind::dram);
-    if (!pat.empty() && lvl != hw.memory.end()) {
-      const auto f = lvl->second.patterns.find(pat);
+    if (lvl != hw.memory.end()) {
+      const auto f = lvl->second.patterns.find(pattern);
       if (f != lvl->second.patterns.end() && f->second.measured) {
-        r.dram_pattern = pat;
+        r.dram_pattern = pattern;
         r.dram_pattern_bytes_per_s = f->second.measured->median;
       }
     }
@@ -346,6 +343,7 @@ ojson to_json(const ValidationReport& r) {
                  {"cuda_version", r.device.cuda_version},
                  {"l2_bytes", r.device.l2_bytes}};
   j["sm_clock_hz"] = r.sm_clock_hz;
+  if (r.l2_split_bytes > 0) j["l2_split_bytes"] = r.l2_split_bytes;
   j["descriptor"] = {{"id", r.descriptor_id}, {"path", r.descriptor_path}};
   j["wall_time_s"] = r.wall_time_s;
   ojson results = ojson::array();
@@ -383,7 +381,8 @@ ojson to_json(const ValidationReport& r) {
     e["flag_reason"] = x.flag_reason;
     e["verify_error"] = x.verify_error;
     e["description"] = x.description;
-    if (!x.dram_pattern.empty())
+    if (x.read_bytes + x.write_bytes > 0) e["streams"] = {{"read_bytes", x.read_bytes}, {"write_bytes", x.write_bytes}};
+    if (x.dram_pattern_bytes_per_s > 0)
       e["dram_pattern"] = {{"name", x.dram_pattern},
                            {"bytes_per_s", x.dram_pattern_bytes_per_s},
                            {"fraction", x.achieved_bytes_per_s / x.dram_pattern_bytes_per_s}};
@@ -468,6 +467,7 @@ ValidationReport from_json(const nlohmann::json& j) {
   r.device.cuda_version = get<std::string>(d, "cuda_version", "device");
   r.device.l2_bytes = opt<double>(d, "l2_bytes", 0.0);
   r.sm_clock_hz = get<double>(j, "sm_clock_hz", "top level");
+  r.l2_split_bytes = opt<double>(j, "l2_split_bytes", 0.0);
   const auto& desc = need(j, "descriptor", "top level");
   r.descriptor_id = get<std::string>(desc, "id", "descriptor");
   r.descriptor_path = get<std::string>(desc, "path", "descriptor");
@@ -511,6 +511,10 @@ ValidationReport from_json(const nlohmann::json& j) {
     x.flag_reason = opt<std::string>(e, "flag_reason", "");
     x.verify_error = opt<double>(e, "verify_error", 0.0);
     x.description = opt<std::string>(e, "description", "");
+    if (e.contains("streams") && e["streams"].is_object()) {
+      x.read_bytes = opt<double>(e["streams"], "read_bytes", 0.0);
+      x.write_bytes = opt<double>(e["streams"], "write_bytes", 0.0);
+    }
     if (e.contains("dram_pattern") && e["dram_pattern"].is_object()) {
       x.dram_pattern = opt<std::string>(e["dram_pattern"], "name", "");
       x.dram_pattern_bytes_per_s = opt<double>(e["dram_pattern"], "bytes_per_s", 0.0);
@@ -589,10 +593,8 @@ ValidationReport load_report(const std::filesystem::path& file) {
 
 // ---- table ---------------------------------------------------------------------------------
 
-static std::string size_text(const std::map<std::string, double>& s) {
-  if (s.count("m") && s.count("n")) return num(s.at("m"), "%.0f") + "x" + num(s.at("n"), "%.0f");
-  if (s.count("n")) return "n=" + num(s.at("n"), "%.4g");
-  return "?";
+static std::string size_text(const std::string& kind, const std::map<std::string, double>& s) {
+  return kernel_size_text(kind, s);
 }
 static std::string short_unit(const std::string& v) { return v == "tensor_core" ? "TC" : v == "cuda_core" ? "CC" : v; }
 
@@ -602,7 +604,7 @@ std::string format_table(const ValidationReport& r) {
   o << "ceiling validate: " << r.device.name << " (" << r.device.sm_count << " SMs, L2 "
     << bytes_text(r.device.l2_bytes) << ", SM clock " << num(r.sm_clock_hz / 1e6, "%.0f") << " MHz), descriptor "
     << r.descriptor_id << "\n";
-  o << "split at half the L2 = " << bytes_text(r.device.l2_bytes / 2)
+  o << "split at half the L2 = " << bytes_text(r.split_l2_bytes() / 2)
     << "; bound = max(Q/BW(level), W/P(unit)); efficiency = bound / median time\n\n";
   std::snprintf(line, sizeof line, "%-6s %-2s %-4s %-12s %9s %-4s %10s %10s %9s %10s %6s  %s\n", "kernel", "u",
                 "prec", "size", "ws", "lvl", "median", "bandwidth", "GFLOP/s", "bound", "eff", "verdict");
@@ -617,7 +619,7 @@ std::string format_table(const ValidationReport& r) {
     if (!prev.empty() && group != prev) o << "\n";
     prev = group;
     std::snprintf(line, sizeof line, "%-6s %-2s %-4s %-12s %9s %-4s %8.2fus %10s %9.1f %8.2fus %5.1f%%  %s%s\n",
-                  x.kernel.c_str(), short_unit(x.variant).c_str(), x.precision.c_str(), size_text(x.size).c_str(),
+                  x.kernel.c_str(), short_unit(x.variant).c_str(), x.precision.c_str(), size_text(x.kernel, x.size).c_str(),
                   bytes_text(x.working_set_bytes).c_str(), lvl.c_str(), x.time_s.median * 1e6,
                   bw_text(x.achieved_bytes_per_s).c_str(), x.achieved_flop_per_s / 1e9, x.bound_time_s * 1e6,
                   100 * x.efficiency, x.verdict.c_str(), x.flagged ? " (flagged)" : "");
@@ -626,7 +628,7 @@ std::string format_table(const ValidationReport& r) {
   if (other_level) o << "  * bounded with another level's bandwidth (the descriptor lacks this level's): see bound_note\n";
   for (const auto& x : r.results)
     if (x.verdict == "beats-bound")
-      o << "  beats-bound " << x.kernel << " " << short_unit(x.variant) << " " << size_text(x.size) << ": "
+      o << "  beats-bound " << x.kernel << " " << short_unit(x.variant) << " " << size_text(x.kernel, x.size) << ": "
         << x.verdict_reason << "\n";
   if (!r.speedups.empty()) {
     o << "\nTensor-core speedup T(CC)/T(TC) against the model (Eq. 22 bound, Eq. 23 limit, effective alpha):\n";
@@ -635,7 +637,7 @@ std::string format_table(const ValidationReport& r) {
     o << line;
     for (const auto& s : r.speedups) {
       std::snprintf(line, sizeof line, "%-6s %-12s %9s %-4s %8.3f %8.3f %8.3f %7.3f  %s\n", s.kernel.c_str(),
-                    size_text(s.size).c_str(), bytes_text(s.working_set_bytes).c_str(), s.memory_level.c_str(),
+                    size_text(s.kernel, s.size).c_str(), bytes_text(s.working_set_bytes).c_str(), s.memory_level.c_str(),
                     s.measured, s.bound_eq22, s.limit_eq23, s.alpha, s.verdict.c_str());
       o << line;
     }
@@ -679,8 +681,8 @@ std::string format_table(const ValidationReport& r) {
     if (largest->dram_pattern_bytes_per_s > 0)
       o << " = " << pct(largest->achieved_bytes_per_s / largest->dram_pattern_bytes_per_s) << " of calibrated "
         << largest->dram_pattern << " " << bw_text(largest->dram_pattern_bytes_per_s);
-    else
-      o << " (no calibrated DRAM " << dram_pattern_for(x.kernel) << " pattern in the descriptor)";
+    else if (const std::string pat = dram_pattern_for_streams(largest->read_bytes, largest->write_bytes); !pat.empty())
+      o << " (no calibrated DRAM " << pat << " pattern in the descriptor)";
     o << "\n";
   }
   int beats = 0;

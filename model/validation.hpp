@@ -70,7 +70,7 @@ struct Verdict {
 // Context a verdict needs to name the likely cause of a beat.
 struct VerdictContext {
   double working_set_bytes = 0;
-  double l2_bytes = 0;       // from the device
+  double l2_bytes = 0;       // the L2 size of the split
   std::string memory_level;  // level the bound used
   std::string bandwidth_source;
   double bound_bandwidth = 0;
@@ -104,14 +104,13 @@ struct KernelResult {
   std::string description;
   double alpha = 0, speedup_bound_eq22 = 0, speedup_limit_eq23 = 0;  // from the bound (TC side)
   std::string bound_note;
-  // The calibrated DRAM pattern this kernel streams like (SCALE: "scale", GEMV: "read"), for
-  // out-of-L2 sizes when the descriptor has a measured value; fraction = achieved / pattern.
+  // Bytes read and written (the kind's streams). For out-of-L2 sizes when the descriptor has a
+  // measured value of the DRAM pattern the streams resemble (dram_pattern_for_streams: SCALE
+  // "scale", GEMV "read"): its name and bandwidth; fraction = achieved / pattern.
+  double read_bytes = 0, write_bytes = 0;
   std::string dram_pattern;
   double dram_pattern_bytes_per_s = 0;
 };
-
-// The DRAM access pattern a kernel's traffic resembles ("scale", "read"), or "".
-std::string dram_pattern_for(const std::string& kernel);
 
 // Builds a result from one measurement: bound, efficiency = bound / median, verdict.
 KernelResult evaluate(const HardwareDescriptor& hw, const KernelModel& k, ComputeUnit unit,
@@ -165,7 +164,7 @@ std::vector<OverlapFit> overlap_fits(const std::vector<KernelResult>& results);
 struct DeviceRecord {
   std::string name, uuid, compute_capability, driver, cuda_version;
   int sm_count = 0;
-  double l2_bytes = 0;  // extra: the split is taken from it
+  double l2_bytes = 0;  // what the device reports (cudaDevAttrL2CacheSize)
 };
 
 struct ValidationReport {
@@ -173,6 +172,10 @@ struct ValidationReport {
   std::string tool_version, date, command_line;
   DeviceRecord device;
   double sm_clock_hz = 0;
+  // The L2 size the sweep split at (the descriptor's L2 capacity); device.l2_bytes is what the
+  // device reports. 0 in files written before both were recorded: the device's is used.
+  double l2_split_bytes = 0;
+  double split_l2_bytes() const { return l2_split_bytes > 0 ? l2_split_bytes : device.l2_bytes; }
   std::string descriptor_id, descriptor_path;
   std::vector<KernelResult> results;
   std::vector<SpeedupResult> speedups;

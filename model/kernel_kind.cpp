@@ -1,0 +1,299 @@
+// The kernel-kind table: the built-in kinds of GPGPU'25 §3 and any registered later.
+#include "kernel_kind.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "units.hpp"
+
+namespace ceiling {
+namespace {
+
+// 4096 stays 4096; 1e9 reads "1e9".
+std::string num(double v) {
+  std::ostringstream os;
+  if (v == std::floor(v) && std::fabs(v) < 1e15) {
+    os << static_cast<long long>(v);
+    return os.str();
+  }
+  os << v;
+  return os.str();
+}
+
+double get(const KernelParams& p, const char* name, double fallback = 0) {
+  const auto it = p.find(name);
+  return it == p.end() ? fallback : it->second;
+}
+
+ParamSpec count(std::string name, std::string help) {
+  return {std::move(name), ParamType::count, true, std::nullopt, std::move(help), 1, 0, {}};
+}
+ParamSpec integer(std::string name, std::string help, double min, double max, std::optional<double> dflt = {},
+                  std::vector<double> allowed = {}) {
+  return {std::move(name), ParamType::integer, !dflt.has_value(), dflt, std::move(help), min, max, std::move(allowed)};
+}
+
+// Each model function names the parameter it rejects.
+template <class F>
+KernelModel checked(F&& f) {
+  try {
+    return f();
+  } catch (const KernelParamError&) {
+    throw;
+  } catch (const std::invalid_argument& e) {
+    // "gemv: m must be ..." -> parameter "m"
+    const std::string what = e.what();
+    const auto colon = what.find(": ");
+    std::string param;
+    if (colon != std::string::npos) {
+      const auto end = what.find(' ', colon + 2);
+      param = what.substr(colon + 2, end == std::string::npos ? std::string::npos : end - colon - 2);
+    }
+    throw KernelParamError(param, what);
+  }
+}
+
+std::vector<KernelKind> builtin_kinds() {
+  std::vector<KernelKind> t;
+  {
+    KernelKind k;
+    k.name = "scale";
+    k.summary = "SCALE a = q b (STREAM scale): W = n, Q = 2nD";
+    k.params = {count("n", "elements")};
+    k.model = [](const KernelParams& p, Precision pr) { return checked([&] { return scale_model(get(p, "n"), pr); }); };
+    k.params_for_bytes = [](double bytes, Precision pr) {
+      return KernelParams{{"n", std::floor(bytes / (2.0 * bytes_per_value(pr)))}};
+    };
+    k.params_for_count = [](double c) { return KernelParams{{"n", c}}; };
+    k.size_text = [](const KernelParams& p) { return "n=" + num(get(p, "n")); };
+    k.order = 10;
+    t.push_back(std::move(k));
+  }
+  {
+    KernelKind k;
+    k.name = "gemv";
+    k.summary = "GEMV y = A x, A m x n: W = 2mn, Q = (mn+m+n)D (Eq. 7)";
+    k.params = {count("m", "rows"), count("n", "columns")};
+    k.model = [](const KernelParams& p, Precision pr) {
+      return checked([&] { return gemv_model(get(p, "m"), get(p, "n"), pr); });
+    };
+    k.params_for_bytes = [](double bytes, Precision pr) {
+      const double n = std::llround(std::sqrt(bytes / bytes_per_value(pr)));
+      return KernelParams{{"m", n}, {"n", n}};
+    };
+    k.params_for_count = [](double c) { return KernelParams{{"m", c}, {"n", c}}; };
+    k.size_text = [](const KernelParams& p) { return num(get(p, "m")) + "x" + num(get(p, "n")); };
+    k.order = 20;
+    t.push_back(std::move(k));
+  }
+  {
+    KernelKind k;
+    k.name = "spmv-csr";
+    k.summary = "SpMV in CSR: W = 2 nnz, Q = (nnz+m+n)D + (nnz+m+1)Iidx (Eq. 10)";
+    k.params = {count("m", "rows"), count("n", "columns"), count("nnz", "non-zeros"),
+                integer("index_bytes", "bytes per index (default 4)", 1, 8, 4)};
+    k.model = [](const KernelParams& p, Precision pr) {
+      if (get(p, "nnz") > get(p, "m") * get(p, "n"))
+        throw KernelParamError("nnz", "spmv-csr: nnz " + num(get(p, "nnz")) + " exceeds m*n = " +
+                                          num(get(p, "m") * get(p, "n")));
+      return checked([&] {
+        return spmv_csr_model(get(p, "m"), get(p, "n"), get(p, "nnz"), static_cast<int>(get(p, "index_bytes", 4)), pr);
+      });
+    };
+    k.order = 30;
+    t.push_back(std::move(k));
+  }
+  {
+    KernelKind k;
+    k.name = "spmv";
+    k.summary = "SpMV, any format: Q = (nnz+m+n)D + index_count Iidx + packed_count Z (Eq. 9)";
+    k.params = {count("m", "rows"), count("n", "columns"), count("nnz", "non-zeros"),
+                {"index_count", ParamType::amount, false, 0.0, "indices read (default 0)", 0, 0, {}},
+                integer("index_bytes", "bytes per index (default 4)", 1, 8, 4),
+                {"packed_count", ParamType::amount, false, 0.0, "packed blocks read (default 0)", 0, 0, {}},
+                integer("packed_bytes", "bytes per packed block (default 0)", 0, 64, 0)};
+    k.model = [](const KernelParams& p, Precision pr) {
+      return checked([&] {
+        return spmv_generic_model(get(p, "m"), get(p, "n"), get(p, "nnz"), get(p, "index_count"),
+                                  static_cast<int>(get(p, "index_bytes", 4)), get(p, "packed_count"),
+                                  static_cast<int>(get(p, "packed_bytes")), pr);
+      });
+    };
+    k.order = 40;
+    t.push_back(std::move(k));
+  }
+  {
+    KernelKind k;
+    k.name = "stencil";
+    k.summary = "stencil of |S| points, t fused steps: W = 2|S|t, Q = 2D per point (Eq. 12-13)";
+    k.params = {integer("points", "points |S| (5 for 2d5pt)", 1, 1e6),
+                integer("dims", "2 or 3", 2, 3, std::nullopt, {2, 3}),
+                count("nx", "grid size in x"),
+                count("ny", "grid size in y"),
+                {"nz", ParamType::count, false, std::nullopt, "grid size in z (3-D only)", 1, 0, {}},
+                integer("steps", "temporal blocking depth t (default 1)", 1, 1e6, 1)};
+    k.model = [](const KernelParams& p, Precision pr) {
+      const int dims = static_cast<int>(get(p, "dims"));
+      if (dims == 2 && p.count("nz")) throw KernelParamError("nz", "a 2-D stencil takes no nz");
+      if (dims == 3 && !p.count("nz")) throw KernelParamError("dims", "a 3-D stencil needs nz");
+      return checked([&] {
+        return stencil_model(static_cast<int>(get(p, "points")), dims, get(p, "nx"), get(p, "ny"), get(p, "nz"),
+                             static_cast<int>(get(p, "steps", 1)), pr);
+      });
+    };
+    k.order = 50;
+    t.push_back(std::move(k));
+  }
+  {
+    KernelKind k;
+    k.name = "gemm";
+    k.summary = "GEMM C += A B, m x n x k: W = 2mnk, Q = (mk+kn+2mn)D";
+    k.params = {count("m", "rows of A and C"), count("n", "columns of B and C"), count("k", "inner dimension")};
+    k.model = [](const KernelParams& p, Precision pr) {
+      return checked([&] { return gemm_model(get(p, "m"), get(p, "n"), get(p, "k"), pr); });
+    };
+    k.order = 60;
+    t.push_back(std::move(k));
+  }
+  {
+    KernelKind k;
+    k.name = "custom";
+    k.summary = "your own kernel: its work W and traffic Q";
+    k.params = {{"work", ParamType::flop, true, std::nullopt, "work W, e.g. '2 GFLOP' or 2e9", 0, 0, {}},
+                {"traffic", ParamType::bytes, true, std::nullopt, "traffic Q, e.g. '8 GB'", 0, 0, {}}};
+    k.model = [](const KernelParams& p, Precision pr) {
+      return checked([&] { return custom_model(get(p, "work"), get(p, "traffic"), pr); });
+    };
+    k.order = 1000;
+    t.push_back(std::move(k));
+  }
+  return t;
+}
+
+std::vector<KernelKind>& table() {
+  static std::vector<KernelKind> t = builtin_kinds();
+  return t;
+}
+
+}  // namespace
+
+const std::vector<KernelKind>& kernel_kind_table() { return table(); }
+
+const KernelKind* find_kernel_kind(std::string_view name) {
+  for (const auto& k : table())
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+std::string kernel_kind_names(const char* sep) {
+  std::string s;
+  for (const auto& k : table()) s += (s.empty() ? "" : sep) + k.name;
+  return s;
+}
+
+const KernelKind& kernel_kind(std::string_view name) {
+  if (const KernelKind* k = find_kernel_kind(name)) return *k;
+  throw std::invalid_argument("unknown kind '" + std::string(name) + "' (one of " + kernel_kind_names() + ")");
+}
+
+void register_kernel_kind(KernelKind kind) {
+  if (kind.name.empty() || !kind.model) throw std::logic_error("a kernel kind needs a name and a model");
+  if (find_kernel_kind(kind.name)) throw std::logic_error("kernel kind registered twice: " + kind.name);
+  for (const auto& p : kind.params)
+    if (p.required == p.default_value.has_value() && p.default_value)
+      throw std::logic_error("kernel kind " + kind.name + ": required parameter " + p.name + " has a default");
+  table().push_back(std::move(kind));
+}
+
+std::string param_option(const std::string& name) {
+  std::string o = "--" + name;
+  std::replace(o.begin(), o.end(), '_', '-');
+  return o;
+}
+
+double parse_param(const ParamSpec& spec, std::string_view text, std::string_view field) {
+  const std::string f(field);
+  switch (spec.type) {
+    case ParamType::count:
+      return parse_size(text, field);
+    case ParamType::flop:
+      return parse_work_flop(text, field);
+    case ParamType::bytes:
+      return parse_traffic_bytes(text, field);
+    case ParamType::integer:
+    case ParamType::amount: {
+      double v = 0;
+      try {
+        v = parse_as(text, Dimension::dimensionless, field);
+      } catch (const UnitError& e) {
+        throw std::invalid_argument(e.what());
+      }
+      const std::string got = ", got '" + std::string(text) + "'";
+      if (!std::isfinite(v)) throw std::invalid_argument(f + ": must be a finite number" + got);
+      if (spec.type == ParamType::integer && v != std::floor(v))
+        throw std::invalid_argument(f + ": must be a whole number" + got);
+      if (!spec.allowed.empty()) {
+        if (std::find(spec.allowed.begin(), spec.allowed.end(), v) == spec.allowed.end()) {
+          std::string list;
+          for (size_t i = 0; i < spec.allowed.size(); ++i)
+            list += (i == 0 ? "" : i + 1 == spec.allowed.size() ? " or " : ", ") + num(spec.allowed[i]);
+          throw std::invalid_argument(f + ": must be " + list + got);
+        }
+      } else if (v < spec.min || (spec.max > 0 && v > spec.max)) {
+        throw std::invalid_argument(f + ": must be " +
+                                    (spec.max > 0 ? num(spec.min) + ".." + num(spec.max) : ">= " + num(spec.min)) + got);
+      }
+      return v;
+    }
+  }
+  return 0;
+}
+
+KernelModel make_kernel_model(const KernelKind& kind, KernelParams given, Precision p) {
+  for (const auto& [name, v] : given) {
+    const bool known = std::any_of(kind.params.begin(), kind.params.end(), [&](const ParamSpec& s) { return s.name == name; });
+    if (!known) {
+      std::string takes;
+      for (const auto& s : kind.params) takes += (takes.empty() ? "" : ", ") + s.name;
+      throw KernelParamError(name, name + " does not apply to kind " + kind.name + " (it takes " + takes + ")");
+    }
+    (void)v;
+  }
+  for (const auto& s : kind.params) {
+    if (given.count(s.name)) continue;
+    if (s.required) throw KernelParamError(s.name, "kind " + kind.name + " needs " + s.name);
+    if (s.default_value) given[s.name] = *s.default_value;
+  }
+  KernelModel k = kind.model(given, p);
+  k.kind = kind.name;
+  return k;
+}
+
+std::string kernel_size_text(std::string_view kind, const KernelParams& params) {
+  const KernelKind* k = find_kernel_kind(kind);
+  if (k && k->size_text) return k->size_text(params);
+  std::string s;
+  const auto add = [&](const std::string& name, double v) { s += (s.empty() ? "" : " ") + name + "=" + num(v); };
+  if (k) {
+    for (const auto& spec : k->params)
+      if (params.count(spec.name)) add(spec.name, params.at(spec.name));
+  } else {
+    for (const auto& [name, v] : params) add(name, v);
+  }
+  return s;
+}
+
+std::string dram_pattern_for_streams(double read_bytes, double write_bytes) {
+  const double total = read_bytes + write_bytes;
+  if (!(total > 0)) return "";
+  const double share = read_bytes / total;
+  const std::pair<const char*, double> patterns[] = {{"read", 1.0}, {"triad", 2.0 / 3}, {"scale", 0.5}, {"write", 0.0}};
+  const char* best = "read";
+  double gap = 2;
+  for (const auto& [name, s] : patterns)
+    if (std::fabs(share - s) < gap) gap = std::fabs(share - s), best = name;
+  return best;
+}
+
+}  // namespace ceiling
