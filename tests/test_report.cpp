@@ -610,9 +610,15 @@ TEST_CASE("renderers: one small Document as HTML and as Markdown") {
   t.caption = "A caption.";
   t.groups = {{"", 1}, {"GPU A", 2}};
   t.columns = {"", "spec", "measured"};
-  detail::Cell row_label{.text = "DRAM | bandwidth", .source = "label"};
-  detail::Cell spec{.text = "4 TB/s", .value = 4e12, .source = "spec", .note = 1};
-  detail::Cell missing{.text = "\u2014 not measured", .source = "missing"};
+  detail::Cell row_label, spec, missing;
+  row_label.text = "DRAM | bandwidth";
+  row_label.source = "label";
+  spec.text = "4 TB/s";
+  spec.value = 4e12;
+  spec.source = "spec";
+  spec.note = 1;
+  missing.text = "\u2014 not measured";
+  missing.source = "missing";
   t.rows.push_back({row_label, spec, missing});
   t.notes.add("GPU A spec: datasheet");
 
