@@ -122,7 +122,9 @@ nlohmann::json to_json(const HardwareDescriptor& hw, const fs::path& hw_path, co
                  {"tensor_core_fraction", k.tensor_core_fraction},
                  {"temporal_steps", k.temporal_steps}};
   j["intensity_flop_per_byte"] = r.intensity;
-  j["balance_flop_per_byte"] = {{"cuda_core", r.balance_cuda_core}, {"tensor_core", r.balance_tensor_core}};
+  j["balance_flop_per_byte"] = {{"cuda_core", r.balance_cuda_core},
+                                {"tensor_core", r.balance_tensor_core},
+                                {"tensor_core_effective", r.balance_tensor_core_effective}};
   j["bound"] = r.memory_bound ? "memory" : "compute";
   j["memory_level"] = r.memory_level;
   j["memory_level_reason"] = r.memory_level_reason;
@@ -139,7 +141,12 @@ nlohmann::json to_json(const HardwareDescriptor& hw, const fs::path& hw_path, co
                               {"exact_unoverlapped", r.speedup_exact_unoverlapped},
                               {"kernel_bound", r.speedup_kernel_bound},
                               {"memory_bound_limit", r.speedup_memory_bound_limit},
-                              {"workload_limit", r.speedup_workload_limit}};
+                              {"workload_limit", r.speedup_workload_limit},
+                              {"overlapped", r.speedup_overlapped},
+                              {"upper_bound", r.speedup_upper_bound},
+                              {"lower_bound", r.speedup_lower_bound},
+                              {"regime", r.speedup_regime},
+                              {"note", r.speedup_note}};
   j["temporal_blocking_min_steps"] =
       r.temporal_blocking_min_steps ? nlohmann::json(*r.temporal_blocking_min_steps) : nlohmann::json(nullptr);
   j["temporal_blocking_threshold"] =
@@ -170,7 +177,10 @@ void print_human(const HardwareDescriptor& hw, const KernelModel& k, const Predi
                                                 fraction_text(k.tensor_core_fraction), F(r.peak_tensor_core));
   o += fmt::format("  {:<22}{:<18}{}\n", "peak P", F(r.peak_cuda_core), tc_peak);
   o += fmt::format("  {:<22}{:<18}{}\n", "balance B = P/BW", ratio(r.balance_cuda_core) + " flop/B",
-                   ratio(r.balance_tensor_core) + " flop/B (nominal P)");
+                   k.tensor_core_fraction == 1.0
+                       ? ratio(r.balance_tensor_core) + " flop/B"
+                       : fmt::format("{} flop/B effective, {} nominal", ratio(r.balance_tensor_core_effective),
+                                     ratio(r.balance_tensor_core)));
   o += fmt::format("  {:<22}{:<18}{}\n", "attainable (Eq. 3)", F(r.attainable_cuda_core), F(r.attainable_tensor_core));
   o += fmt::format("  {:<22}{:<18}{}\n", "compute time W/P", S(r.t_compute_cuda_core), S(r.t_compute_tensor_core));
   o += fmt::format("  {:<22}{}\n", "memory time Q/BW", S(r.t_memory));
@@ -178,17 +188,13 @@ void print_human(const HardwareDescriptor& hw, const KernelModel& k, const Predi
                    S(r.t_overlapped), S(r.t_unoverlapped));
   o += fmt::format("  tensor-core speedup, alpha = P(TC, effective) / P(CC) = {}\n", ratio(r.alpha));
   o += fmt::format("  {:<38}{}\n", "exact, un-overlapped (Eq. 19-20)", ratio(r.speedup_exact_unoverlapped));
+  o += fmt::format("  {:<38}{}\n", "fully overlapped (Eq. 17, both units)", ratio(r.speedup_overlapped));
   o += fmt::format("  {:<38}{}\n", "kernel bound (Eq. 22)", ratio(r.speedup_kernel_bound));
   o += fmt::format("  {:<38}{}\n", "memory-bound limit (Eq. 23)", ratio(r.speedup_memory_bound_limit));
   o += fmt::format("  {:<38}{}\n", "workload limit, alpha->inf (Eq. 24)", ratio(r.speedup_workload_limit));
-  if (r.speedup_kernel_bound < 1)
-    o += "  => tensor cores would slow this kernel down (Eq. 22 bound < 1)\n";
-  else if (r.memory_bound)
-    o += fmt::format("  => memory-bound: tensor cores gain at most {}x here; no memory-bound kernel gains "
-                     "more than {}x (Eq. 23)\n",
-                     ratio(r.speedup_kernel_bound), ratio(r.speedup_memory_bound_limit));
+  o += "  => " + r.speedup_note + "\n";
   if (r.temporal_blocking_min_steps)
-    o += fmt::format("  {:<38}t > B/I = {} -> t >= {} (Eq. 14)\n", "temporal blocking to compute-bound",
+    o += fmt::format("  {:<38}t I >= B: t >= B/I = {} -> t >= {} (Eq. 14)\n", "temporal blocking to compute-bound",
                      fmt::format("{:.2f}", *r.temporal_blocking_threshold), *r.temporal_blocking_min_steps);
   o += fmt::format("\n  numbers from: {}\n", r.source);
   for (const auto& line : r.provenance) o += "    " + line + "\n";

@@ -503,6 +503,32 @@ Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const Pre
   r.speedup_kernel_bound = speedup_bound(r.alpha, r.balance_cuda_core, r.intensity);                 // Eq. 22
   r.speedup_memory_bound_limit = memory_bound_speedup_limit(r.alpha);                                // Eq. 23
   r.speedup_workload_limit = workload_speedup_limit(r.balance_cuda_core, r.intensity);               // Eq. 24
+  r.balance_tensor_core_effective = machine_balance(r.tensor_core_effective_peak, bw.value);
+  r.speedup_overlapped = overlapped_speedup(r.alpha, r.balance_cuda_core, r.intensity);
+  r.speedup_upper_bound = speedup_upper_bound(r.alpha, r.balance_cuda_core, r.intensity);
+  r.speedup_lower_bound = speedup_lower_bound(r.alpha, r.balance_cuda_core, r.intensity);
+  const auto fmt = [](double v) {
+    std::ostringstream os;
+    os.precision(4);
+    os << v;
+    return os.str();
+  };
+  if (r.alpha <= 1) {
+    r.speedup_regime = "alpha<=1";
+    r.speedup_note = "alpha " + fmt(r.alpha) + " <= 1: tensor cores cannot speed this kernel up; S lies in [" +
+                     fmt(r.speedup_lower_bound) + ", " + fmt(r.speedup_upper_bound) +
+                     "] (un-overlapped Eq. 19-22 to overlapped); Eq. 22 and 23 are lower bounds here";
+  } else if (r.memory_bound) {
+    r.speedup_regime = "memory-bound";
+    r.speedup_note = "memory-bound: tensor cores gain at most " + fmt(r.speedup_upper_bound) +
+                     " (Eq. 22, un-overlapped; overlapped S = 1); no memory-bound kernel gains more than " +
+                     fmt(r.speedup_memory_bound_limit) + " (Eq. 23)";
+  } else {
+    r.speedup_regime = "compute-bound";
+    r.speedup_note = "compute-bound: tensor cores gain at most " + fmt(r.speedup_upper_bound) + " (" +
+                     (r.speedup_upper_bound == r.speedup_overlapped ? "overlapped, min(alpha, I/B)" : "un-overlapped, Eq. 19-20") +
+                     "); Eq. 22/23 are stated for memory-bound kernels and do not bound this one";
+  }
   if (k.intensity_one_step > 0) {  // temporally blocked kinds (stencils)
     r.temporal_blocking_threshold = temporal_blocking_threshold(r.balance_cuda_core, k.intensity_one_step);  // Eq. 14
     r.temporal_blocking_min_steps = temporal_blocking_min_steps(r.balance_cuda_core, k.intensity_one_step);

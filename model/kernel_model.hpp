@@ -90,6 +90,14 @@ struct Prediction {
   double speedup_kernel_bound = 0;        // Eq. 22
   double speedup_memory_bound_limit = 0;  // Eq. 23
   double speedup_workload_limit = 0;      // Eq. 24
+  double balance_tensor_core_effective = 0;  // P(TC) * tensor_core_fraction / BW: the roof applied
+  double speedup_overlapped = 0;          // Eq. 17 on both units: max(Tm,Tc) / max(Tm,Tc/alpha)
+  // What holds for this kernel whatever the overlap: S lies in [lower, upper] (min/max of the
+  // overlapped and un-overlapped speedups). Eq. 22/23 are upper bounds only for a memory-bound
+  // kernel with alpha > 1; `speedup_regime` says which case applies and which value is the top.
+  double speedup_upper_bound = 0, speedup_lower_bound = 0;
+  std::string speedup_regime;  // "memory-bound" | "compute-bound" | "alpha<=1"
+  std::string speedup_note;    // one line: the bound that holds and why
   std::optional<int> temporal_blocking_min_steps;  // stencils (Eq. 14)
   std::optional<double> temporal_blocking_threshold;
   std::string source;               // what was used: "measured", "spec", "mixed", "override"

@@ -119,6 +119,22 @@ double memory_bound_speedup_limit(double alpha) {
   return 2 - 2 / (1 + alpha);  // Eq. 23; alpha = inf gives 2
 }
 
+double overlapped_speedup(double alpha, double balance_cuda_core, double intensity) {
+  require_alpha(alpha, __func__);
+  require_positive(balance_cuda_core, "balance", __func__);
+  require_positive(intensity, "intensity", __func__);
+  const double r = balance_cuda_core / intensity;  // Tm / Tc on CUDA cores
+  return std::max(r, 1.0) / std::max(r, std::isinf(alpha) ? 0.0 : 1.0 / alpha);
+}
+
+double speedup_upper_bound(double alpha, double balance_cuda_core, double intensity) {
+  return std::max(overlapped_speedup(alpha, balance_cuda_core, intensity), speedup_bound(alpha, balance_cuda_core, intensity));
+}
+
+double speedup_lower_bound(double alpha, double balance_cuda_core, double intensity) {
+  return std::min(overlapped_speedup(alpha, balance_cuda_core, intensity), speedup_bound(alpha, balance_cuda_core, intensity));
+}
+
 double workload_speedup_limit(double balance_cuda_core, double intensity) {
   require_positive(balance_cuda_core, "balance", __func__);
   require_positive(intensity, "intensity", __func__);
@@ -128,7 +144,7 @@ double workload_speedup_limit(double balance_cuda_core, double intensity) {
 double temporal_blocking_threshold(double balance, double intensity_one_step) {
   require_positive(balance, "balance", __func__);
   require_positive(intensity_one_step, "intensity_one_step", __func__);
-  return balance / intensity_one_step;  // Eq. 14: t > B / I
+  return balance / intensity_one_step;  // Eq. 14: compute-bound from t = B / I on
 }
 
 int temporal_blocking_min_steps(double balance, double intensity_one_step) {
@@ -136,10 +152,10 @@ int temporal_blocking_min_steps(double balance, double intensity_one_step) {
   if (threshold >= static_cast<double>(std::numeric_limits<int>::max() - 1))
     throw std::invalid_argument(std::string(__func__) + ": B / I = " + std::to_string(threshold) +
                                 " needs more steps than an int holds");
-  // Strictly t * I > B (Eq. 13-14); correct the floor for rounding in B / I.
-  int t = static_cast<int>(std::floor(threshold)) + 1;
-  while (t > 1 && (t - 1) * intensity_one_step > balance) --t;
-  while (!(t * intensity_one_step > balance)) ++t;
+  // t * I >= B (Eq. 13-14; I = B is compute-bound as in Eq. 4); correct the ceiling for rounding in B / I.
+  int t = std::max(1, static_cast<int>(std::ceil(threshold)));
+  while (t > 1 && (t - 1) * intensity_one_step >= balance) --t;
+  while (!(t * intensity_one_step >= balance)) ++t;
   return t;
 }
 

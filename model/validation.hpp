@@ -48,6 +48,7 @@ struct TimeBound {
   double alpha = 0;             // effective P(TC)/P(CC) for this kernel (from predict)
   double speedup_bound_eq22 = 0;
   double speedup_limit_eq23 = 0;
+  double speedup_upper_bound = 0;  // max(overlapped, un-overlapped) speedup: holds in every regime
   std::string note;             // e.g. why predict() was not used
 };
 
@@ -103,6 +104,7 @@ struct KernelResult {
   double verify_error = 0;
   std::string description;
   double alpha = 0, speedup_bound_eq22 = 0, speedup_limit_eq23 = 0;  // from the bound (TC side)
+  double speedup_upper_bound = 0;  // roofline.hpp speedup_upper_bound at this level (0: none)
   std::string bound_note;
   // Bytes read and written (the kind's streams). For out-of-L2 sizes when the descriptor has a
   // measured value of the DRAM pattern the streams resemble (dram_pattern_for_streams: SCALE
@@ -126,7 +128,7 @@ struct SpeedupResult {
   double measured = 0;        // T(CC) / T(TC): the tensor-core speedup, as in Eq. 19-22
   double bound_eq22 = 0;      // Eq. 22 with the kernel's effective alpha and this level's balance
   double limit_eq23 = 0;      // Eq. 23 with the same alpha
-  double upper_bound = 0;     // max(1, Eq. 22): with alpha < 1 the overlapped case (S = 1) is the top
+  double upper_bound = 0;     // max(overlapped, un-overlapped = Eq. 22): the top in every regime
   double alpha = 0;
   std::string verdict;        // "within-bound" | "beats-bound"
   std::string verdict_reason;

@@ -147,7 +147,7 @@ TEST_CASE("cli predict: human output") {
     CHECK_MESSAGE(r.out.find(text) != std::string::npos, text, "\n", r.out);
   const Run s = predict("--hw gh200 --kernel stencil --points 5 --dims 2 --nx 9000 --ny 9000 "
                         "--peak-cuda-core '9.99 TFLOP/s' --bandwidth '1 TB/s'");
-  CHECK(s.out.find("t > B/I = 15.98 -> t >= 16 (Eq. 14)") != std::string::npos);
+  CHECK(s.out.find("t I >= B: t >= B/I = 15.98 -> t >= 16 (Eq. 14)") != std::string::npos);
 }
 
 TEST_CASE("cli predict: bad input exits non-zero with a clear message") {

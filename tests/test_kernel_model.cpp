@@ -348,3 +348,34 @@ TEST_CASE("predict: TF32 kernels compare against FP32 CUDA cores") {
   CHECK_FALSE(p.memory_bound);
   CHECK(p.speedup_exact_unoverlapped > 1);
 }
+
+TEST_CASE("speedup semantics per regime: alpha <= 1, memory-bound, compute-bound (issue 12)") {
+  // SCALE on A100 tensor cores: alpha = 0.25; Eq. 22 < 1 is a lower bound, the top is the overlapped 1.
+  const Prediction s = predict(a100(), scale_model(1e9));
+  CHECK(s.speedup_regime == "alpha<=1");
+  CHECK(s.speedup_overlapped == 1.0);
+  CHECK(s.speedup_upper_bound == 1.0);
+  CHECK(s.speedup_lower_bound == doctest::Approx(s.speedup_kernel_bound));
+  CHECK(s.speedup_note.find("cannot speed this kernel up") != std::string::npos);
+  CHECK(s.balance_tensor_core_effective == doctest::Approx(2.4375e12 / 1.94e12));
+  CHECK(s.balance_tensor_core == doctest::Approx(19.5 / 1.94));
+  // GEMV on A100: memory-bound, alpha ~ 2: overlapped S = 1, Eq. 22 is the top and below Eq. 23.
+  const Prediction g = predict(a100(), gemv_model(8192, 8192));
+  CHECK(g.speedup_regime == "memory-bound");
+  CHECK(g.speedup_overlapped == 1.0);
+  CHECK(g.speedup_upper_bound == doctest::Approx(g.speedup_kernel_bound));
+  CHECK(g.speedup_upper_bound < g.speedup_memory_bound_limit);
+  // GEMM 4096^3 FP64 on A100: compute-bound; the overlapped min(alpha, I/B) = 2.010 exceeds Eq. 22 = 1.972.
+  const Prediction m = predict(a100(), gemm_model(4096, 4096, 4096));
+  CHECK(m.speedup_regime == "compute-bound");
+  CHECK(m.speedup_kernel_bound == doctest::Approx(1.972).epsilon(1e-3));
+  CHECK(m.speedup_overlapped == doctest::Approx(19.5 / 9.7));
+  CHECK(m.speedup_upper_bound == doctest::Approx(19.5 / 9.7));
+  CHECK(m.speedup_upper_bound > m.speedup_kernel_bound);
+  CHECK(m.speedup_note.find("do not bound this one") != std::string::npos);
+  // 2d49pt (I = 49/8 > B = 5): compute-bound, where Eq. 23 < Eq. 22 and neither is the top.
+  const Prediction st = predict(a100(), stencil_model(49, 2, 4096, 4096, 0, 1));
+  CHECK(st.speedup_regime == "compute-bound");
+  CHECK(st.speedup_memory_bound_limit < st.speedup_kernel_bound);
+  CHECK(st.speedup_upper_bound == doctest::Approx(std::max(st.speedup_overlapped, st.speedup_kernel_bound)));
+}

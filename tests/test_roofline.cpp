@@ -133,8 +133,10 @@ TEST_CASE("worked example: 2d5pt at balance 9.99 needs t > 15.98 (Eq. 14)") {
   CHECK(temporal_blocking_threshold(9.99, I) == doctest::Approx(15.984));
   CHECK(round2(temporal_blocking_threshold(9.99, I)) == doctest::Approx(15.98));
   CHECK(temporal_blocking_min_steps(9.99, I) == 16);
-  // Strict inequality: exactly on the threshold needs one more step.
-  CHECK(temporal_blocking_min_steps(10.0, I) == 17);
+  // Exactly on the threshold t I = B: balanced, compute-bound as in Eq. 4 (is_memory_bound(B, B) is false).
+  CHECK(temporal_blocking_min_steps(10.0, I) == 16);
+  CHECK_FALSE(is_memory_bound(16 * I, 10.0));
+  CHECK(is_memory_bound(15 * I, 10.0));
   CHECK(temporal_blocking_min_steps(0.5, I) == 1);   // already compute-bound at t = 1
   CHECK(temporal_blocking_min_steps(8.5, I) == 14);  // GH200 from Table 1: 34 / 4
 }
@@ -163,4 +165,32 @@ TEST_CASE("arguments are validated") {
   CHECK_THROWS_AS(temporal_blocking_threshold(10, 0), std::invalid_argument);
   CHECK_THROWS_AS(temporal_blocking_min_steps(-1, 0.6), std::invalid_argument);
   CHECK_THROWS_AS(temporal_blocking_min_steps(1e300, 1e-300), std::invalid_argument);
+}
+
+TEST_CASE("overlapped speedup and the bounds that hold whatever the overlap") {
+  // Memory-bound, alpha >= 1: overlapped S = 1, un-overlapped S = Eq. 22 is the top.
+  CHECK(overlapped_speedup(2, 5, 0.25) == 1.0);
+  CHECK(speedup_upper_bound(2, 5, 0.25) == doctest::Approx(speedup_bound(2, 5, 0.25)));
+  CHECK(speedup_lower_bound(2, 5, 0.25) == 1.0);
+  // Compute-bound (I/B = 2): overlapped S = min(alpha, I/B).
+  CHECK(overlapped_speedup(4, 5, 10) == doctest::Approx(2.0));
+  CHECK(overlapped_speedup(1.5, 5, 10) == doctest::Approx(1.5));
+  CHECK(speedup_upper_bound(4, 5, 10) == doctest::Approx(2.0));
+  CHECK(speedup_bound(1.5, 5, 10) < overlapped_speedup(1.5, 5, 10));  // overlapped is the top here
+  CHECK(speedup_bound(8, 5, 10) > overlapped_speedup(8, 5, 10));      // un-overlapped is the top here
+  // alpha < 1: tensor-core compute longer than the memory time slows even the overlapped case.
+  CHECK(overlapped_speedup(0.25, 2, 1) == doctest::Approx(0.5));  // Tm/Tc = 2 < 1/alpha = 4
+  CHECK(overlapped_speedup(0.25, 80, 1) == 1.0);                  // Tm/Tc = 80 > 4: hidden
+  CHECK(speedup_upper_bound(0.25, 80, 1) == 1.0);
+  CHECK(speedup_lower_bound(0.25, 80, 1) == doctest::Approx(speedup_bound(0.25, 80, 1)));
+  // Any overlap phi lies between: S(phi) from the partial-overlap times on both units.
+  const double alpha = 3, B = 5;
+  for (double I : {0.1, 1.0, 5.0, 20.0})
+    for (double phi : {0.0, 0.3, 0.7, 1.0}) {
+      const double tc = 1.0, tm = B / I;  // Tcmp = 1, Tmem / Tcmp = B / I
+      const double s = partial_overlap_time_s(tm, tc, phi) / partial_overlap_time_s(tm, tc / alpha, phi);
+      CHECK(s <= speedup_upper_bound(alpha, B, I) * (1 + 1e-12));
+      CHECK(s >= speedup_lower_bound(alpha, B, I) * (1 - 1e-12));
+    }
+  CHECK(overlapped_speedup(std::numeric_limits<double>::infinity(), 5, 10) == doctest::Approx(2.0));
 }
