@@ -284,7 +284,7 @@ Subcommand add_predict(CLI::App& root) {
     const Prediction r = predict(hw, k, opt);
 
     if (a->json)
-      std::cout << to_json(hw, hw_path, k, r).dump(2) << "\n";
+      std::cout << to_json(hw, hw_path, k, r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     else
       print_human(hw, k, r);
     return 0;

@@ -77,7 +77,7 @@ int run_report(const ReportOptions& opt) {
       if (!p.missing_reason.empty()) pj["missing_reason"] = p.missing_reason;
       j["plots"].push_back(pj);
     }
-    std::cout << j.dump(2) << "\n";
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     std::cout << "report: " << (out.dir / "index.html").string() << "\n"
               << "  " << out.files.size() << " files, " << rendered << " plots rendered, " << missing

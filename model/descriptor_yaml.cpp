@@ -22,6 +22,100 @@ namespace ceiling {
 
 namespace {
 
+// ---- plausible physical ranges (docs/RELIABILITY.md): one table, checked on every load ----
+// Wide enough for any GPU of the next decades and for partial measurements; a value outside is a
+// typo, a unit slip or an attack, and would give the model inf or nonsense (alpha = inf, ...).
+
+enum class FieldKind {
+  capacity,          // memory.<level>.capacity
+  bytes,             // other byte counts (extra: tlb_reach, near_half_capacity...)
+  bandwidth,         // memory.<level>.bandwidth, patterns
+  bytes_per_clock,   // bandwidth_per_sm, extra per-clock figures
+  flop_rate,         // compute.*, tensor throughput
+  clock,             // sm_clock, memory_clock, measured.sm_clock
+  latency,           // memory.<level>.latency, tensor latency
+  seconds,           // extra times
+  per_clock_count,   // fma_per_clock_per_sm, other bare numbers
+  cv,                // measured.cv (a fraction; 0 when unknown)
+};
+
+struct Plausible {
+  FieldKind kind;
+  double min, max;
+  const char* what;
+};
+
+constexpr Plausible kPlausible[] = {
+    {FieldKind::capacity, 1024, 0x1p50, "a memory capacity"},              // 1 KiB .. 1 PiB
+    {FieldKind::bytes, 1, 0x1p50, "a byte count"},                         // 1 B .. 1 PiB
+    {FieldKind::bandwidth, 1, 1e17, "a bandwidth"},                        // 1 B/s .. 100 PB/s
+    {FieldKind::bytes_per_clock, 0.01, 1e5, "bytes per clock"},            // whole device up to 100k B/clk
+    {FieldKind::flop_rate, 1e6, 1e18, "a compute rate"},                   // 1 MFLOP/s .. 1 EFLOP/s
+    {FieldKind::clock, 1e6, 1e11, "a clock"},                              // 1 MHz .. 100 GHz
+    {FieldKind::latency, 1, 1e7, "a latency in cycles"},
+    {FieldKind::seconds, 1e-12, 1e6, "a time"},
+    {FieldKind::per_clock_count, 1e-3, 1e7, "a count per clock"},
+    {FieldKind::cv, 0, 10, "a coefficient of variation"},
+};
+
+// Whole numbers: the same idea, and nothing wraps (int fields).
+struct IntRange {
+  long long min, max;
+  const char* what;
+};
+constexpr IntRange kSmCount{1, 100000, "an SM count"};
+constexpr IntRange kRepeats{1, 1000000000, "a repeat count"};
+constexpr IntRange kWarpsPerSm{1, 1024, "warps per SM"};
+constexpr IntRange kIlp{1, 1024, "instructions in flight per warp"};
+
+const Plausible& plausible(FieldKind k) {
+  for (const auto& p : kPlausible)
+    if (p.kind == k) return p;
+  throw std::logic_error("no plausible range for a field kind");
+}
+
+// The range of a field whose dimension comes from its text (memory.<level>.extra.*).
+FieldKind kind_of(Dimension d) {
+  switch (d) {
+    case Dimension::bytes: return FieldKind::bytes;
+    case Dimension::bytes_per_second: return FieldKind::bandwidth;
+    case Dimension::flop_per_second: return FieldKind::flop_rate;
+    case Dimension::hertz: return FieldKind::clock;
+    case Dimension::cycles: return FieldKind::latency;
+    case Dimension::seconds: return FieldKind::seconds;
+    case Dimension::bytes_per_cycle: return FieldKind::bytes_per_clock;
+    case Dimension::dimensionless: return FieldKind::per_clock_count;
+  }
+  return FieldKind::per_clock_count;
+}
+
+std::string range_text(const Plausible& r, Dimension d) {
+  return format_quantity(r.min, d, 3) + " to " + format_quantity(r.max, d, 3);
+}
+
+bool leap_year(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+// "" when `s` is a real ISO 8601 date or date-time (month 1-12, the month's days, hour 0-23,
+// minute 0-59, second 0-60, offset within +-14:00), else why not.
+std::string date_problem(const std::string& s) {
+  static const std::regex iso8601(
+      R"((\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|([+-])(\d{2}):?(\d{2}))?)?)");
+  std::smatch m;
+  if (!std::regex_match(s, m, iso8601)) return "expected an ISO 8601 date, e.g. 2026-11-21T11:00:00Z";
+  const auto num = [&](int i) { return m[i].matched ? std::stoi(m[i].str()) : 0; };
+  const int year = num(1), month = num(2), day = num(3);
+  static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (month < 1 || month > 12) return "month " + m[2].str() + " is not 01-12";
+  const int last = days[month - 1] + (month == 2 && leap_year(year));
+  if (day < 1 || day > last) return "day " + m[3].str() + " is not in 01-" + std::to_string(last);
+  if (m[4].matched && num(4) > 23) return "hour " + m[4].str() + " is not 00-23";
+  if (m[5].matched && num(5) > 59) return "minute " + m[5].str() + " is not 00-59";
+  if (m[6].matched && num(6) > 60) return "second " + m[6].str() + " is not 00-60";
+  if (m[9].matched && (num(9) > 14 || num(10) > 59 || (num(9) == 14 && num(10) > 0)))
+    return "UTC offset " + m[8].str() + m[9].str() + ":" + m[10].str() + " is not within +-14:00";
+  return {};
+}
+
 // One key of a mapping with its nodes, so errors can point at the key or at the value.
 struct Entry {
   YAML::Node key;
@@ -75,13 +169,17 @@ class Loader {
     return s;
   }
 
-  long long integer(const Entry& e, const std::string& path, long long min_value) const {
+  // A whole number in [range.min, range.max], written in decimal digits (no sign, exponent or point).
+  int integer(const Entry& e, const std::string& path, const IntRange& range) const {
     const std::string s = scalar(e, path);
     long long v = 0;
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec == std::errc::result_out_of_range && p == s.data() + s.size())
+      fail(value_mark(e), path, "must be at most " + std::to_string(range.max) + ", got " + s);
     if (ec != std::errc{} || p != s.data() + s.size()) fail(value_mark(e), path, "'" + s + "' is not a whole number");
-    if (v < min_value) fail(value_mark(e), path, "must be at least " + std::to_string(min_value) + ", got " + s);
-    return v;
+    if (v < range.min) fail(value_mark(e), path, "must be at least " + std::to_string(range.min) + ", got " + s);
+    if (v > range.max) fail(value_mark(e), path, "must be at most " + std::to_string(range.max) + " (" + range.what + "), got " + s);
+    return static_cast<int>(v);
   }
 
   bool boolean(const Entry& e, const std::string& path) const {
@@ -91,8 +189,10 @@ class Loader {
     fail(value_mark(e), path, "expected true or false, got '" + s + "'");
   }
 
-  // A quantity of a known dimension (or of the dimension its text gives when `dim` is empty).
-  double quantity(const Entry& e, const std::string& path, std::optional<Dimension>& dim, bool positive) const {
+  // A quantity of a known dimension (or of the dimension its text gives when `dim` is empty),
+  // within the plausible range of its kind (kPlausible; the dimension's range for extra fields).
+  double quantity(const Entry& e, const std::string& path, std::optional<Dimension>& dim, bool positive,
+                  std::optional<FieldKind> kind) const {
     const std::string s = scalar(e, path);
     Quantity q;
     try {
@@ -104,6 +204,10 @@ class Loader {
     if (!dim) dim = q.dimension;
     if (positive && !(q.value > 0)) fail(value_mark(e), path, "must be positive, got '" + s + "'");
     if (!positive && q.value < 0) fail(value_mark(e), path, "must not be negative, got '" + s + "'");
+    const Plausible& r = plausible(kind ? *kind : kind_of(q.dimension));
+    if (!(q.value >= r.min && q.value <= r.max) && !(q.value == 0 && !positive))
+      fail(value_mark(e), path,
+           "'" + s + "' is outside the plausible range of " + r.what + " (" + range_text(r, q.dimension) + ")");
     return q.value;
   }
 
@@ -139,7 +243,8 @@ struct DescriptorReader {
   }
 
   // `dim` empty: the dimension comes from the text (memory.<level>.extra.*).
-  Field field(const Entry& e, const std::string& path, std::optional<Dimension> dim) const {
+  Field field(const Entry& e, const std::string& path, std::optional<Dimension> dim,
+              std::optional<FieldKind> kind) const {
     auto m = L.mapping(e.value, e.key.Mark(), path, {"spec", "measured"});
     if (m.empty()) L.fail(e.key.Mark(), path, "needs a spec or a measured value");
     Field f;
@@ -147,7 +252,7 @@ struct DescriptorReader {
       const std::string p = path + ".spec";
       auto s = L.mapping(it->second.value, it->second.key.Mark(), p, {"value", "ref"});
       SpecValue sv;
-      sv.value = L.quantity(L.require(s, "value", it->second.key.Mark(), p), p + ".value", dim, true);
+      sv.value = L.quantity(L.require(s, "value", it->second.key.Mark(), p), p + ".value", dim, true, kind);
       const Entry& ref = L.require(s, "ref", it->second.key.Mark(), p);
       sv.reference = L.nonempty(ref, p + ".ref");
       check_reference(ref, p + ".ref", sv.reference);
@@ -159,25 +264,24 @@ struct DescriptorReader {
                          {"median", "min", "max", "repeats", "cv", "probe", "date", "sm_clock", "flagged", "note"});
       const YAML::Mark where = it->second.key.Mark();
       MeasuredValue mv;
-      mv.median = L.quantity(L.require(s, "median", where, p), p + ".median", dim, true);
-      if (auto v = s.find("min"); v != s.end()) mv.min = L.quantity(v->second, p + ".min", dim, true);
-      if (auto v = s.find("max"); v != s.end()) mv.max = L.quantity(v->second, p + ".max", dim, true);
+      mv.median = L.quantity(L.require(s, "median", where, p), p + ".median", dim, true, kind);
+      if (auto v = s.find("min"); v != s.end()) mv.min = L.quantity(v->second, p + ".min", dim, true, kind);
+      if (auto v = s.find("max"); v != s.end()) mv.max = L.quantity(v->second, p + ".max", dim, true, kind);
       if (mv.min > 0 && mv.min > mv.median) L.fail(Loader::value_mark(s.at("min")), p + ".min", "larger than the median");
       if (mv.max > 0 && mv.max < mv.median) L.fail(Loader::value_mark(s.at("max")), p + ".max", "smaller than the median");
-      if (auto v = s.find("repeats"); v != s.end()) mv.repeats = static_cast<int>(L.integer(v->second, p + ".repeats", 1));
+      if (auto v = s.find("repeats"); v != s.end()) mv.repeats = L.integer(v->second, p + ".repeats", kRepeats);
       if (auto v = s.find("cv"); v != s.end()) {
         std::optional<Dimension> bare = Dimension::dimensionless;
-        mv.cv = L.quantity(v->second, p + ".cv", bare, false);
+        mv.cv = L.quantity(v->second, p + ".cv", bare, false, FieldKind::cv);
       }
       mv.probe = L.nonempty(L.require(s, "probe", where, p), p + ".probe");
       const Entry& date = L.require(s, "date", where, p);
       mv.date = L.nonempty(date, p + ".date");
-      static const std::regex iso8601(R"(\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?)");
-      if (!std::regex_match(mv.date, iso8601))
-        L.fail(Loader::value_mark(date), p + ".date", "expected an ISO 8601 date, e.g. 2026-11-21T11:00:00Z, got '" + mv.date + "'");
+      if (const std::string why = date_problem(mv.date); !why.empty())
+        L.fail(Loader::value_mark(date), p + ".date", why + ", got '" + mv.date + "'");
       if (auto v = s.find("sm_clock"); v != s.end()) {
         std::optional<Dimension> hz = Dimension::hertz;
-        mv.sm_clock_hz = L.quantity(v->second, p + ".sm_clock", hz, true);
+        mv.sm_clock_hz = L.quantity(v->second, p + ".sm_clock", hz, true, FieldKind::clock);
       }
       if (auto v = s.find("flagged"); v != s.end()) mv.flagged = L.boolean(v->second, p + ".flagged");
       if (auto v = s.find("note"); v != s.end()) mv.note = L.scalar(v->second, p + ".note");
@@ -187,19 +291,19 @@ struct DescriptorReader {
     return f;
   }
 
-  Field field(const Entry& e, const std::string& path, Dimension dim) const {
-    return field(e, path, std::optional<Dimension>(dim));
+  Field field(const Entry& e, const std::string& path, Dimension dim, FieldKind kind) const {
+    return field(e, path, std::optional<Dimension>(dim), kind);
   }
 
   // Name-keyed fields (patterns, extra).
   std::map<std::string, Field> named_fields(const Entry& e, const std::string& path,
-                                            std::optional<Dimension> dim) const {
+                                            std::optional<Dimension> dim, std::optional<FieldKind> kind) const {
     std::map<std::string, Field> out;
     for (const auto& [k, sub] : L.mapping(e.value, e.key.Mark(), path, {})) {
       const std::string p = path + "." + k;
       if (!valid_name(k) || k.find('-') != std::string::npos)
         L.fail(sub.key.Mark(), p, "names are lower case letters, digits and '_'");
-      out.emplace(k, field(sub, p, dim));
+      out.emplace(k, field(sub, p, dim, kind));
     }
     return out;
   }
@@ -209,15 +313,15 @@ struct DescriptorReader {
     if (e.value.IsMap() && e.value.size() == 0) return l;
     auto m = L.mapping(e.value, e.key.Mark(), path,
                        {"capacity", "bandwidth", "bandwidth_per_sm", "latency", "patterns", "extra"});
-    if (auto it = m.find("capacity"); it != m.end()) l.capacity = field(it->second, path + ".capacity", Dimension::bytes);
+    if (auto it = m.find("capacity"); it != m.end()) l.capacity = field(it->second, path + ".capacity", Dimension::bytes, FieldKind::capacity);
     if (auto it = m.find("bandwidth"); it != m.end())
-      l.bandwidth = field(it->second, path + ".bandwidth", Dimension::bytes_per_second);
+      l.bandwidth = field(it->second, path + ".bandwidth", Dimension::bytes_per_second, FieldKind::bandwidth);
     if (auto it = m.find("bandwidth_per_sm"); it != m.end())
-      l.bandwidth_per_sm = field(it->second, path + ".bandwidth_per_sm", Dimension::bytes_per_cycle);
-    if (auto it = m.find("latency"); it != m.end()) l.latency = field(it->second, path + ".latency", Dimension::cycles);
+      l.bandwidth_per_sm = field(it->second, path + ".bandwidth_per_sm", Dimension::bytes_per_cycle, FieldKind::bytes_per_clock);
+    if (auto it = m.find("latency"); it != m.end()) l.latency = field(it->second, path + ".latency", Dimension::cycles, FieldKind::latency);
     if (auto it = m.find("patterns"); it != m.end())
-      l.patterns = named_fields(it->second, path + ".patterns", Dimension::bytes_per_second);
-    if (auto it = m.find("extra"); it != m.end()) l.extra = named_fields(it->second, path + ".extra", std::nullopt);
+      l.patterns = named_fields(it->second, path + ".patterns", Dimension::bytes_per_second, FieldKind::bandwidth);
+    if (auto it = m.find("extra"); it != m.end()) l.extra = named_fields(it->second, path + ".extra", std::nullopt, std::nullopt);
     return l;
   }
 
@@ -265,13 +369,13 @@ struct DescriptorReader {
         L.fail(Loader::value_mark(it->second), path + ".operand_a", "only for wgmma, and ss or rs");
     }
     if (auto it = m.find("sass"); it != m.end()) ti.sass = L.nonempty(it->second, path + ".sass");
-    if (auto it = m.find("latency"); it != m.end()) ti.latency = field(it->second, path + ".latency", Dimension::cycles);
+    if (auto it = m.find("latency"); it != m.end()) ti.latency = field(it->second, path + ".latency", Dimension::cycles, FieldKind::latency);
     if (auto it = m.find("throughput"); it != m.end())
-      ti.throughput = field(it->second, path + ".throughput", Dimension::flop_per_second);
+      ti.throughput = field(it->second, path + ".throughput", Dimension::flop_per_second, FieldKind::flop_rate);
     if (auto it = m.find("fma_per_clock_per_sm"); it != m.end())
-      ti.fma_per_clock_per_sm = field(it->second, path + ".fma_per_clock_per_sm", Dimension::dimensionless);
-    if (auto it = m.find("best_warps"); it != m.end()) ti.best_warps = static_cast<int>(L.integer(it->second, path + ".best_warps", 1));
-    if (auto it = m.find("best_ilp"); it != m.end()) ti.best_ilp = static_cast<int>(L.integer(it->second, path + ".best_ilp", 1));
+      ti.fma_per_clock_per_sm = field(it->second, path + ".fma_per_clock_per_sm", Dimension::dimensionless, FieldKind::per_clock_count);
+    if (auto it = m.find("best_warps"); it != m.end()) ti.best_warps = L.integer(it->second, path + ".best_warps", kWarpsPerSm);
+    if (auto it = m.find("best_ilp"); it != m.end()) ti.best_ilp = L.integer(it->second, path + ".best_ilp", kIlp);
     return ti;
   }
 };
@@ -309,7 +413,7 @@ HardwareDescriptor read_descriptor(const YAML::Node& root, const Loader& L, cons
                         {"name", "uuid", "sm_count", "compute_capability", "driver", "cuda_version", "memory_type"});
     const YAML::Mark at = id.key.Mark();
     d.identity.name = L.nonempty(L.require(im, "name", at, "identity"), "identity.name");
-    d.identity.sm_count = static_cast<int>(L.integer(L.require(im, "sm_count", at, "identity"), "identity.sm_count", 1));
+    d.identity.sm_count = L.integer(L.require(im, "sm_count", at, "identity"), "identity.sm_count", kSmCount);
     if (auto it = im.find("uuid"); it != im.end()) d.identity.uuid = L.nonempty(it->second, "identity.uuid");
     if (auto it = im.find("compute_capability"); it != im.end()) {
       d.identity.compute_capability = L.nonempty(it->second, "identity.compute_capability");
@@ -325,8 +429,8 @@ HardwareDescriptor read_descriptor(const YAML::Node& root, const Loader& L, cons
     if (auto it = im.find("memory_type"); it != im.end()) d.identity.memory_type = L.nonempty(it->second, "identity.memory_type");
   }
 
-  if (auto it = m.find("sm_clock"); it != m.end()) d.sm_clock = R.field(it->second, "sm_clock", Dimension::hertz);
-  if (auto it = m.find("memory_clock"); it != m.end()) d.memory_clock = R.field(it->second, "memory_clock", Dimension::hertz);
+  if (auto it = m.find("sm_clock"); it != m.end()) d.sm_clock = R.field(it->second, "sm_clock", Dimension::hertz, FieldKind::clock);
+  if (auto it = m.find("memory_clock"); it != m.end()) d.memory_clock = R.field(it->second, "memory_clock", Dimension::hertz, FieldKind::clock);
 
   {
     const Entry& mem = L.require(m, "memory", top, "");
@@ -346,7 +450,7 @@ HardwareDescriptor read_descriptor(const YAML::Node& root, const Loader& L, cons
       if (ue.value.IsMap() && ue.value.size() == 0) continue;
       for (const auto& [pk, pe] : L.mapping(ue.value, ue.key.Mark(), "compute." + uk,
                                             {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4", "int32"}))
-        unit[parse_precision(pk)] = R.field(pe, "compute." + uk + "." + pk, Dimension::flop_per_second);
+        unit[parse_precision(pk)] = R.field(pe, "compute." + uk + "." + pk, Dimension::flop_per_second, FieldKind::flop_rate);
     }
   }
 
@@ -507,6 +611,13 @@ void emit_named(YAML::Emitter& out, const char* key, const std::map<std::string,
 
 HardwareDescriptor parse_descriptor(const std::string& yaml_text, const std::string& name_for_errors) {
   const Loader L(name_for_errors);
+  if (yaml_text.size() > kMaxYamlInputBytes)
+    L.fail(YAML::Mark::null_mark(), "", "larger than " + std::to_string(kMaxYamlInputBytes >> 20) + " MiB, the limit for a descriptor");
+  try {
+    check_yaml_input(yaml_text, name_for_errors);
+  } catch (const InputFileError& e) {
+    throw DescriptorError(e.file(), e.line(), e.column(), e.key(), e.cause());
+  }
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);
@@ -517,11 +628,13 @@ HardwareDescriptor parse_descriptor(const std::string& yaml_text, const std::str
 }
 
 HardwareDescriptor load_descriptor(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw DescriptorError(file.string(), 0, 0, "", "cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_descriptor(text.str(), file.string());
+  std::string text;
+  try {
+    text = read_input_file(file, kMaxYamlInputBytes, "descriptor");
+  } catch (const InputFileError& e) {
+    throw DescriptorError(e.file(), e.line(), e.column(), e.key(), e.cause());
+  }
+  return parse_descriptor(text, file.string());
 }
 
 std::string to_yaml(const HardwareDescriptor& d) {

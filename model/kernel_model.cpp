@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "files.hpp"
 #include "kernel_kind.hpp"
 #include "roofline.hpp"
 #include "units.hpp"
@@ -247,13 +248,16 @@ const std::vector<std::string>& common_keys() {
 
 KernelModel load_kernel_file(const std::filesystem::path& file) {
   const std::string name = file.string();
-  std::ifstream in(file);
-  if (!in) throw KernelFileError(name, 0, 0, "", "cannot open kernel file");
-  std::stringstream text;
-  text << in.rdbuf();
+  std::string text;
+  try {  // at most 4 MiB, UTF-8, no aliases, bounded nesting (model/files.hpp)
+    text = read_input_file(file, kMaxYamlInputBytes, "kernel file");
+    check_yaml_input(text, name);
+  } catch (const InputFileError& e) {
+    throw KernelFileError(e.file(), e.line(), e.column(), e.key(), e.cause());
+  }
   YAML::Node root;
   try {
-    root = YAML::Load(text.str());
+    root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     throw KernelFileError(name, e.mark.line + 1, e.mark.column + 1, "", "YAML syntax: " + e.msg);
   }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -392,7 +393,8 @@ std::string format_quantity(double value, Dimension d, int significant) {
   OutputUnit u = pick_decimal_unit(value, d);
   std::string text = significant_text(value / std::pow(10.0, u.decimal_exponent), significant);
   // Rounding may reach the next prefix: 999.96 GB/s at 4 digits is "1 TB/s", not "1000 GB/s".
-  if (std::fabs(std::stod(text)) >= 1000)
+  // strtod, not stod: a subnormal such as 1e-320 is a number here, not an out_of_range exception.
+  if (std::fabs(std::strtod(text.c_str(), nullptr)) >= 1000)
     for (size_t i = 0; i + 1 < units.size(); ++i)
       if (units[i].decimal_exponent == u.decimal_exponent) {
         u = units[i + 1];

@@ -82,6 +82,78 @@ std::string jstr(const json& j, const char* key) {
   return (it != j.end() && it->is_string()) ? it->get<std::string>() : std::string();
 }
 
+// Probe details are a file anyone can edit: a part of the wrong shape is skipped with a warning
+// naming the file and the key, never read as something it is not (docs/RELIABILITY.md).
+struct ProbeDetails {
+  const GpuInput& g;
+  std::vector<std::string>* warnings;
+
+  void warn(const std::string& key, const std::string& cause) const {
+    std::string w = g.probes_path.string() + ": " + key + ": " + cause;
+    if (warnings && std::find(warnings->begin(), warnings->end(), w) != warnings->end()) return;
+    spdlog::warn("{}", w);
+    if (warnings) warnings->push_back(std::move(w));
+  }
+
+  // The entry of `probe` in probes.<probe>, or nullptr with p.missing_reason set.
+  const json* entry(const std::string& probe, PlotSpec& p) const {
+    if (!g.probes) {
+      p.missing_reason = "not measured (no " + g.hw.id + ".probes.json beside the descriptor)";
+      return nullptr;
+    }
+    const json& root = *g.probes;
+    const auto probes = root.is_object() ? root.find("probes") : root.end();
+    if (!root.is_object() || probes == root.end() || !probes->is_object()) {
+      warn("probes", probes == root.end() || !root.is_object() ? "is missing; probe plots skipped"
+                                                                 : std::string("expected an object, got ") +
+                                                                       probes->type_name() + "; probe plots skipped");
+      p.missing_reason = "not measured (probes.json has no probe results)";
+      return nullptr;
+    }
+    const auto e = probes->find(probe);
+    if (e == probes->end()) {
+      p.missing_reason = "not measured (probes.json has no " + probe + ")";
+      return nullptr;
+    }
+    if (!e->is_object()) {
+      warn("probes." + probe, std::string("expected an object, got ") + e->type_name() + "; skipped");
+      p.missing_reason = "not measured (" + probe + " in probes.json is not an object)";
+      return nullptr;
+    }
+    const auto skipped = e->find("skipped");
+    if (skipped != e->end() && !skipped->is_null()) {
+      p.missing_reason = probe + " skipped: " + (skipped->is_string() ? skipped->get<std::string>() : skipped->dump());
+      return nullptr;
+    }
+    return &*e;
+  }
+
+  // probes.<probe>.details.<key> when it is an array; nullptr (with a warning when present but
+  // of another shape) otherwise.
+  const json* array(const json& pc, const std::string& probe, const char* key) const {
+    const auto d = pc.find("details");
+    if (d == pc.end() || d->is_null()) return nullptr;
+    if (!d->is_object()) {
+      warn("probes." + probe + ".details", std::string("expected an object, got ") + d->type_name() + "; skipped");
+      return nullptr;
+    }
+    const auto a = d->find(key);
+    if (a == d->end()) return nullptr;
+    if (!a->is_array()) {
+      warn("probes." + probe + ".details." + key, std::string("expected an array, got ") + a->type_name() + "; skipped");
+      return nullptr;
+    }
+    return &*a;
+  }
+
+  void skipped_entries(const std::string& key, int skipped, size_t total, const char* need) const {
+    if (skipped > 0)
+      warn(key, std::to_string(skipped) + " of " + std::to_string(total) + " entries skipped (each needs " + need + ")");
+  }
+};
+
+bool positive_finite(const std::optional<double>& v) { return v && std::isfinite(*v) && *v > 0; }
+
 // A results size as JSON: whole numbers as integers, as validate writes them.
 json size_json(const std::map<std::string, double>& size) {
   json j = json::object();
@@ -548,34 +620,32 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
   return p;
 }
 
-PlotSpec latency_plot(const GpuInput& g) {
+PlotSpec latency_plot(const GpuInput& g, std::vector<std::string>* warnings) {
   PlotSpec p;
   p.name = "latency-" + g.hw.id;
   p.gpu_id = g.hw.id;
   p.title = "Latency vs footprint (pointer chase): " + g.hw.identity.name + " (" + g.hw.id + ")";
   p.width = 1000;
   p.height = 600;
-  if (!g.probes) {
-    p.missing_reason = "not measured (no " + g.hw.id + ".probes.json beside the descriptor)";
-    return p;
-  }
-  const json& pr = (*g.probes)["probes"];
-  if (!pr.is_object() || !pr.contains("pchase-latency")) {
-    p.missing_reason = "not measured (probes.json has no pchase-latency)";
-    return p;
-  }
-  const json& pc = pr["pchase-latency"];
-  if (pc.contains("skipped") && !pc["skipped"].is_null()) {
-    p.missing_reason = "pchase-latency skipped: " + (pc["skipped"].is_string() ? pc["skipped"].get<std::string>() : pc["skipped"].dump());
-    return p;
-  }
-  const json d = pc.value("details", json::object());
+  const ProbeDetails details{g, warnings};
+  const json* entry = details.entry("pchase-latency", p);
+  if (!entry) return p;
+  const json& pc = *entry;
   std::map<std::string, std::vector<std::pair<double, double>>> series;
-  for (const auto& s : d.value("sweep", json::array())) {
-    auto fb = jnum(s, "footprint_bytes");
-    auto lc = jnum(s, "latency_cycles");
-    if (!fb || !lc) continue;
-    series[jstr(s, "mode")].push_back({*fb, *lc});
+  if (const json* sweep = details.array(pc, "pchase-latency", "sweep")) {
+    int bad = 0;
+    for (const auto& s : *sweep) {
+      auto fb = jnum(s, "footprint_bytes");
+      auto lc = jnum(s, "latency_cycles");
+      // A log-scale x axis: a footprint must be positive (else "set xrange [-nan:inf]").
+      if (!positive_finite(fb) || !lc || !std::isfinite(*lc) || *lc < 0) {
+        ++bad;
+        continue;
+      }
+      series[jstr(s, "mode")].push_back({*fb, *lc});
+    }
+    details.skipped_entries("probes.pchase-latency.details.sweep", bad, sweep->size(),
+                            "footprint_bytes > 0 and latency_cycles >= 0");
   }
   if (series.empty()) {
     p.missing_reason = "not measured (pchase-latency has no sweep)";
@@ -604,9 +674,15 @@ PlotSpec latency_plot(const GpuInput& g) {
     ++n;
   }
   int label_no = 1;
-  for (const auto& k : d.value("knees", json::array())) {
+  static const json kNone = json::array();
+  const json* knees = details.array(pc, "pchase-latency", "knees");
+  int bad_knees = 0;
+  for (const auto& k : knees ? *knees : kNone) {
     auto b = jnum(k, "bytes");
-    if (!b) continue;
+    if (!positive_finite(b)) {
+      ++bad_knees;
+      continue;
+    }
     std::string name = jstr(k, "name");
     csv << "knee,," << exact(*b) << ",," << csv_field(name) << ",measured\n";
     data["knees"].push_back({{"name", name}, {"bytes", *b}});
@@ -615,6 +691,7 @@ PlotSpec latency_plot(const GpuInput& g) {
          << " at " << exact(*b) << ",graph 0.97 rotate by 90 right offset -0.6,0 font ',8' tc rgb '#d62728'\n";
     xmin = std::min(xmin, *b), xmax = std::max(xmax, *b);
   }
+  if (knees) details.skipped_entries("probes.pchase-latency.details.knees", bad_knees, knees->size(), "bytes > 0");
   // Spec capacities, dashed, for comparison with the detected knees.
   for (auto k : {MemoryLevelKind::l1, MemoryLevelKind::l2}) {
     auto it = g.hw.memory.find(k);
@@ -653,20 +730,10 @@ PlotSpec mma_plot(const GpuInput& g, const std::string& probe, std::vector<std::
   p.name = probe + "-" + g.hw.id;
   p.gpu_id = g.hw.id;
   p.title = probe + " throughput over ILP x warps: " + g.hw.identity.name + " (" + g.hw.id + ")";
-  if (!g.probes) {
-    p.missing_reason = "not measured (no " + g.hw.id + ".probes.json beside the descriptor)";
-    return p;
-  }
-  const json& pr = (*g.probes)["probes"];
-  if (!pr.is_object() || !pr.contains(probe)) {
-    p.missing_reason = "not measured (probes.json has no " + probe + ")";
-    return p;
-  }
-  const json& pc = pr[probe];
-  if (pc.contains("skipped") && !pc["skipped"].is_null()) {
-    p.missing_reason = probe + " skipped: " + (pc["skipped"].is_string() ? pc["skipped"].get<std::string>() : pc["skipped"].dump());
-    return p;
-  }
+  const ProbeDetails details{g, warnings};
+  const json* entry = details.entry(probe, p);
+  if (!entry) return p;
+  const json& pc = *entry;
   // instruction -> ilp -> [(warps, TFLOP/s)]
   std::map<std::string, std::map<int, std::vector<std::pair<double, double>>>> grid;
   std::ostringstream csv;
@@ -675,17 +742,28 @@ PlotSpec mma_plot(const GpuInput& g, const std::string& probe, std::vector<std::
   data["probe"] = probe;
   data["probe_date"] = jstr(pc, "date");
   csv << "instruction,warps,ilp,fma_per_clock_per_sm,flop_per_s\n";
-  for (const auto& e : pc.value("details", json::object()).value("grid", json::array())) {
+  const json* grid_json = details.array(pc, probe, "grid");
+  static const json kNone = json::array();
+  int bad = 0;
+  // Warps and ILP are small whole numbers (ILP becomes an int); a rate is finite and not negative.
+  const auto count_ok = [](const std::optional<double>& v) { return v && std::isfinite(*v) && *v >= 1 && *v <= 1e6; };
+  for (const auto& e : grid_json ? *grid_json : kNone) {
     auto w = jnum(e, "warps");
     auto i = jnum(e, "ilp");
     auto f = jnum(e, "flop_per_s");
-    if (!w || !i || !f) continue;
+    if (!count_ok(w) || !count_ok(i) || !f || !std::isfinite(*f) || *f < 0) {
+      ++bad;
+      continue;
+    }
     auto fma = jnum(e, "fma_per_clock_per_sm");
     grid[jstr(e, "instruction")][static_cast<int>(*i)].push_back({*w, *f});
     csv << csv_field(jstr(e, "instruction")) << "," << exact(*w) << "," << exact(*i) << ","
         << (fma ? exact(*fma) : "") << "," << exact(*f) << "\n";
     data["grid"].push_back(e);
   }
+  if (grid_json)
+    details.skipped_entries("probes." + probe + ".details.grid", bad, grid_json->size(),
+                            "warps and ilp in 1..1e6 and flop_per_s >= 0");
   if (grid.empty()) {
     p.missing_reason = "not measured (" + probe + " has no grid)";
     return p;
@@ -757,11 +835,14 @@ std::vector<PlotSpec> build_plots(const ReportInput& in, std::vector<std::string
   std::vector<PlotSpec> out;
   for (const auto& g : in.gpus) out.push_back(roofline_plot(in, g, warnings));
   out.push_back(speedup_plot(in, warnings));
-  for (const auto& g : in.gpus) out.push_back(latency_plot(g));
+  for (const auto& g : in.gpus) out.push_back(latency_plot(g, warnings));
   for (const auto& g : in.gpus) {
     out.push_back(mma_plot(g, "mma", warnings));
     // wgmma only when measured: Hopper-only, and its absence elsewhere is not news.
-    if (g.probes && (*g.probes)["probes"].is_object() && (*g.probes)["probes"].contains("wgmma"))
+    bool has_wgmma = false;
+    if (g.probes && g.probes->is_object())
+      if (auto it = g.probes->find("probes"); it != g.probes->end() && it->is_object()) has_wgmma = it->contains("wgmma");
+    if (has_wgmma)
       out.push_back(mma_plot(g, "wgmma", warnings));
   }
   return out;

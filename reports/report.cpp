@@ -18,6 +18,7 @@
 #include "detail.hpp"
 #include "document.hpp"
 #include "model/files.hpp"
+#include "model/json_file.hpp"
 
 namespace ceiling::reports {
 namespace fs = std::filesystem;
@@ -65,13 +66,22 @@ std::string fnv1a(const std::string& s) {
   return b;
 }
 
-json parse_json_file(const fs::path& p, const char* what) {
-  std::ifstream in(p);
-  if (!in) throw std::runtime_error(p.string() + ": cannot open " + what);
+// Every JSON the report reads goes through the one bounded reader (model/json_file.hpp).
+json parse_json_file(const fs::path& p, const char* what, const JsonLimits& limits = {}) {
+  return read_json_file(p, what, limits);
+}
+
+// JSON text of anything the report writes: bytes that are not UTF-8 (a file name, say) become
+// U+FFFD instead of failing the whole report with type_error.316.
+std::string dump(const json& j, int indent = 1) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
+
+// Validation results, read within the JSON limits; every error names the file.
+validation::ValidationReport load_results(const fs::path& p) {
+  const json j = parse_json_file(p, "validation results");
   try {
-    return json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw std::runtime_error(p.string() + ": not valid JSON (" + e.what() + ")");
+    return validation::from_json(j);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(p.string() + ": " + e.what());
   }
 }
 
@@ -250,23 +260,85 @@ Document build_document(const ReportInput& in, const std::vector<detail::Table>&
 }
 
 struct Manifest {
-  std::map<std::string, std::string> files;  // relative path -> hash
+  std::map<std::string, std::string> files;  // relative path -> hash, every one inside the report
+  std::vector<std::string> ignored;          // entries that are not, with why ("manifest.json: ...")
 };
+
+// Why a manifest path may not be touched, or "" when it names a place inside `dir`: relative,
+// no "." or ".." parts, no symbolic link on the way (a report folder is shared; its manifest is
+// just a file anyone can edit).
+std::string confinement_problem(const fs::path& dir, const std::string& rel) {
+  if (rel.empty()) return "an empty path";
+  if (rel.find('\0') != std::string::npos) return "a NUL byte in the path";
+  const fs::path p(rel);
+  if (p.is_absolute() || p.has_root_name() || p.has_root_directory()) return "an absolute path";
+  fs::path at = dir;
+  for (const auto& part : p) {
+    const std::string s = part.string();
+    if (s.empty() || s == "." || s == "..") return "a path with '" + s + "' in it";
+    at /= part;
+    std::error_code ec;
+    const auto st = fs::symlink_status(at, ec);
+    if (fs::is_symlink(st)) return "a path through the symbolic link " + at.string();
+  }
+  return {};
+}
 
 std::optional<Manifest> read_manifest(const fs::path& dir) {
   fs::path p = dir / kManifestName;
   std::error_code ec;
-  if (!fs::is_regular_file(p, ec)) return std::nullopt;
+  if (!fs::is_regular_file(fs::symlink_status(p, ec))) return std::nullopt;
   try {
-    json j = json::parse(detail::read_file(p));
+    JsonLimits limits;
+    limits.max_bytes = std::uintmax_t{16} << 20;
+    json j = parse_json_file(p, "report manifest", limits);
     if (!j.is_object() || j.value("schema", "") != kReportSchema) return std::nullopt;
     Manifest m;
-    for (const auto& f : j.value("files", json::array())) m.files[f.value("path", "")] = f.value("fnv1a", "");
+    const auto files = j.find("files");
+    if (files == j.end() || !files->is_array()) return m;
+    for (size_t i = 0; i < files->size(); ++i) {
+      const json& f = (*files)[i];
+      const std::string where = p.string() + ": files[" + std::to_string(i) + "]";
+      if (!f.is_object() || !f.contains("path") || !f["path"].is_string() || !f.contains("fnv1a") ||
+          !f["fnv1a"].is_string()) {
+        m.ignored.push_back(where + " ignored: expected {path, fnv1a} texts");
+        continue;
+      }
+      const std::string rel = f["path"].get<std::string>();
+      if (const std::string why = confinement_problem(dir, rel); !why.empty()) {
+        m.ignored.push_back(where + " '" + rel + "' ignored: " + why + ", outside the report; not touched");
+        continue;
+      }
+      m.files[fs::path(rel).lexically_normal().generic_string()] = f["fnv1a"].get<std::string>();
+    }
     return m;
-  } catch (...) {
+  } catch (const std::exception&) {
     return std::nullopt;
   }
 }
+
+// Moves files and undoes every move, newest first, when a later step fails: the report
+// directory ends as it was or as the new report, never a mix.
+class MoveJournal {
+ public:
+  void move(const fs::path& from, const fs::path& to) {
+    if (to.has_parent_path()) fs::create_directories(to.parent_path());
+    fs::rename(from, to);
+    done_.push_back({from, to});
+  }
+  void undo() noexcept {
+    for (auto it = done_.rbegin(); it != done_.rend(); ++it) {
+      std::error_code ec;
+      fs::create_directories(it->first.parent_path(), ec);
+      fs::rename(it->second, it->first, ec);
+      if (ec) spdlog::error("report: cannot move {} back to {}: {}", it->second.string(), it->first.string(), ec.message());
+    }
+    done_.clear();
+  }
+
+ private:
+  std::vector<std::pair<fs::path, fs::path>> done_;
+};
 
 bool dir_empty(const fs::path& dir) {
   std::error_code ec;
@@ -305,7 +377,7 @@ ReportInput load_report_input(const std::vector<fs::path>& descriptors, const st
   for (const auto& p : results) {
     ResultsInput r;
     r.path = p;
-    r.report = validation::load_report(p);  // throws naming the file
+    r.report = load_results(p);  // throws naming the file
     r.gpu_id = gpu_for_results(r.report, in.gpus);
     in.results.push_back(std::move(r));
   }
@@ -348,7 +420,7 @@ ReportOutput write_report(const ReportInput& in, const fs::path& dir_in, const W
     for (const auto& t : tables) {
       write(t.id + ".csv", detail::table_csv(t));
       json tj = detail::table_json(t);
-      write(t.id + ".json", tj.dump(1) + "\n");
+      write(t.id + ".json", dump(tj) + "\n");
       tables_json.push_back(tj);
     }
     // ---- plots ----
@@ -376,7 +448,7 @@ ReportOutput write_report(const ReportInput& in, const fs::path& dir_in, const W
         r.out.missing_reason = spec.missing_reason;
       } else {
         write(spec.name + ".csv", spec.csv);
-        write(spec.name + ".json", spec.data.dump(1) + "\n");
+        write(spec.name + ".json", dump(spec.data) + "\n");
         write(spec.name + ".gp", detail::plot_script(spec, png_term));
         r.out.files = {spec.name + ".svg", spec.name + ".png", spec.name + ".csv", spec.name + ".json", spec.name + ".gp"};
         if (!no_render.empty()) {
@@ -464,7 +536,7 @@ ReportOutput write_report(const ReportInput& in, const fs::path& dir_in, const W
     rj["inputs"] = inputs;
     rj["warnings"] = doc.warnings;
     rj["sections"] = sections_json(doc);
-    write("report.json", rj.dump(1) + "\n");
+    write("report.json", dump(rj) + "\n");
 
     // ---- manifest (marks the directory as a ceiling report; hashes detect user edits) ----
     json man;
@@ -473,7 +545,7 @@ ReportOutput write_report(const ReportInput& in, const fs::path& dir_in, const W
     man["date"] = date;
     man["files"] = json::array();
     for (const auto& f : files) man["files"].push_back({{"path", f}, {"fnv1a", fnv1a(detail::read_file(stage / f))}});
-    detail::write_file(stage / kManifestName, man.dump(1) + "\n");
+    detail::write_file(stage / kManifestName, dump(man) + "\n");
     files.insert(kManifestName);
 
     // ---- move into place ----
@@ -482,32 +554,68 @@ ReportOutput write_report(const ReportInput& in, const fs::path& dir_in, const W
       fs::rename(stage, dir);
     } else {
       auto old = read_manifest(dir);
-      // A file we would write that is not ours from last time belongs to the user: stop before touching anything.
-      for (const auto& f : files)
-        if (fs::exists(dir / f, ec) && !(old && old->files.count(f)) && f != kManifestName)
-          throw OutputDirError((dir / f).string() + " exists and was not written by the previous report; "
-                               "refusing to overwrite it");
-      const std::string stamp = utc_now("%Y%m%dT%H%M%SZ");
-      if (old) {
-        for (const auto& [f, hash] : old->files) {
-          fs::path p = dir / f;
-          if (!fs::is_regular_file(p, ec)) continue;
-          if (fnv1a(detail::read_file(p)) != hash) {
-            fs::path keep = p;
-            keep += ".edited-" + stamp;
-            fs::rename(p, keep);
-            out.warnings.push_back(p.string() + " was edited after the previous report; kept as " + keep.string());
-            spdlog::warn("{}", out.warnings.back());
-          } else {
-            fs::remove(p);
-          }
+      if (old)
+        for (const auto& why : old->ignored) {
+          out.warnings.push_back(why);
+          spdlog::warn("{}", why);
+        }
+      const auto ours = [&](const std::string& f) { return f == kManifestName || (old && old->files.count(f)); };
+      // Check every target before moving anything: each directory on the way is a real directory
+      // (or absent), and a file we would replace is a regular file of the previous report. A file
+      // we would write that is not ours from last time belongs to the user.
+      for (const auto& f : files) {
+        fs::path at = dir;
+        const fs::path rel(f);
+        for (auto part = rel.begin(); part != rel.end(); ++part) {
+          at /= *part;
+          const auto st = fs::symlink_status(at, ec);
+          if (!fs::exists(st)) break;
+          const bool last = std::next(part) == rel.end();
+          if (!last && (fs::is_symlink(st) || !fs::is_directory(st)))
+            throw OutputDirError(at.string() + " is not a directory, and the report writes " + f +
+                                 " there; nothing was changed");
+          if (last && !ours(f))
+            throw OutputDirError(at.string() + " exists and was not written by the previous report; "
+                                 "refusing to overwrite it; nothing was changed");
+          if (last && !fs::is_regular_file(st))
+            throw OutputDirError(at.string() + " is not a regular file, and the report writes " + f +
+                                 " there; nothing was changed");
         }
       }
-      for (const auto& f : files) {
-        fs::create_directories((dir / f).parent_path());
-        fs::rename(stage / f, dir / f);
+      // Old files go aside (or, edited by a user, to <name>.edited-<date>), new ones into place;
+      // any failure moves everything back.
+      const std::string stamp = utc_now("%Y%m%dT%H%M%SZ");
+      const fs::path aside = parent / ("." + name + ".ceiling-previous-" + std::to_string(::getpid()));
+      fs::remove_all(aside);
+      MoveJournal journal;
+      std::vector<std::string> edited;
+      try {
+        std::map<std::string, std::string> previous = old ? old->files : std::map<std::string, std::string>{};
+        previous.emplace(kManifestName, "");  // replaced, never kept as edited
+        for (const auto& [f, hash] : previous) {
+          const fs::path p = dir / f;
+          if (!fs::is_regular_file(fs::symlink_status(p, ec))) continue;
+          if (f != kManifestName && fnv1a(detail::read_file(p)) != hash) {
+            fs::path keep = p;
+            keep += ".edited-" + stamp;
+            journal.move(p, keep);
+            edited.push_back(p.string() + " was edited after the previous report; kept as " + keep.string());
+          } else {
+            journal.move(p, aside / f);
+          }
+        }
+        for (const auto& f : files) journal.move(stage / f, dir / f);
+      } catch (...) {
+        journal.undo();
+        fs::remove_all(aside, ec);
+        throw;
       }
-      fs::remove_all(stage);
+      for (const auto& w : edited) {
+        out.warnings.push_back(w);
+        spdlog::warn("{}", w);
+      }
+      fs::remove_all(aside, ec);
+      fs::remove_all(stage, ec);
     }
   } catch (...) {
     std::error_code ec;
