@@ -65,7 +65,7 @@ bool valid_entry_name(std::string_view s) {
 
 // A parsed dotted path; `level_field` / `compute` say which member it names.
 struct ParsedPath {
-  enum class Kind { sm_clock, memory_clock, level_member, pattern, extra, compute } kind;
+  enum class Kind { sm_clock, memory_clock, level_member, pattern, extra, compute, fixed_cost } kind;
   MemoryLevelKind level = MemoryLevelKind::dram;
   std::string member;  // capacity | bandwidth | bandwidth_per_sm | latency, or the pattern/extra name
   ComputeUnit unit = ComputeUnit::cuda_core;
@@ -77,6 +77,13 @@ ParsedPath parse_path(std::string_view path) {
   ParsedPath out{};
   if (p.size() == 1 && (p[0] == "sm_clock" || p[0] == "memory_clock")) {
     out.kind = p[0] == "sm_clock" ? ParsedPath::Kind::sm_clock : ParsedPath::Kind::memory_clock;
+    return out;
+  }
+  if (p[0] == "fixed_costs") {
+    if (p.size() != 2 || (p[1] != "launch_single" && p[1] != "launch_back_to_back"))
+      bad_path(path, "expected fixed_costs.launch_single or fixed_costs.launch_back_to_back");
+    out.kind = ParsedPath::Kind::fixed_cost;
+    out.member = p[1];
     return out;
   }
   if (p[0] == "memory") {
@@ -246,6 +253,8 @@ Field& HardwareDescriptor::field(std::string_view path) {
   switch (p.kind) {
     case ParsedPath::Kind::sm_clock: return sm_clock;
     case ParsedPath::Kind::memory_clock: return memory_clock;
+    case ParsedPath::Kind::fixed_cost:
+      return p.member == "launch_single" ? fixed_costs.launch_single : fixed_costs.launch_back_to_back;
     case ParsedPath::Kind::level_member: return level_member(memory[p.level], p.member);
     case ParsedPath::Kind::pattern: {
       auto [it, _] = memory[p.level].patterns.try_emplace(p.member, Field{Dimension::bytes_per_second});
@@ -269,6 +278,8 @@ const Field* HardwareDescriptor::find_field(std::string_view path) const {
   switch (p.kind) {
     case ParsedPath::Kind::sm_clock: return &sm_clock;
     case ParsedPath::Kind::memory_clock: return &memory_clock;
+    case ParsedPath::Kind::fixed_cost:
+      return p.member == "launch_single" ? &fixed_costs.launch_single : &fixed_costs.launch_back_to_back;
     default: break;
   }
   if (p.kind == ParsedPath::Kind::compute) {
@@ -332,6 +343,8 @@ bool operator==(const Identity& a, const Identity& b) {
 bool operator==(const HardwareDescriptor& a, const HardwareDescriptor& b) {
   return a.schema == b.schema && a.tool_version == b.tool_version && a.id == b.id && a.identity == b.identity &&
          a.sm_clock == b.sm_clock && a.memory_clock == b.memory_clock && a.memory == b.memory &&
+         a.fixed_costs.launch_single == b.fixed_costs.launch_single &&
+         a.fixed_costs.launch_back_to_back == b.fixed_costs.launch_back_to_back &&
          same_compute(a.compute, b.compute) && a.tensor_instructions == b.tensor_instructions &&
          a.references == b.references && a.notes == b.notes;
 }

@@ -81,6 +81,14 @@ struct MemoryLevel {
   std::map<std::string, Field> extra;                  // dimension as written
 };
 
+// Fixed costs every kernel pays (measured minima bound a kernel's time from below; issue 12).
+struct FixedCosts {
+  // CUDA events around one launch of an empty one-block kernel: how validate times a cold run.
+  Field launch_single{Dimension::seconds};
+  // Per launch, back-to-back empty kernels on one stream: how validate times warm runs.
+  Field launch_back_to_back{Dimension::seconds};
+};
+
 struct TensorInstruction {
   std::string api;          // "mma" | "wgmma"
   std::string shape;        // "m8n8k4", "m64n256k16"
@@ -118,6 +126,7 @@ struct HardwareDescriptor {
   Field sm_clock{Dimension::hertz};      // boost clock (spec) / clock under load (measured)
   Field memory_clock{Dimension::hertz};
   std::map<MemoryLevelKind, MemoryLevel> memory;
+  FixedCosts fixed_costs;  // "fixed_costs.launch_single", "fixed_costs.launch_back_to_back"
   std::map<ComputeUnit, std::map<Precision, Field>> compute;  // Dimension::flop_per_second
   std::vector<TensorInstruction> tensor_instructions;
   std::map<std::string, std::string> references;  // short key -> full citation

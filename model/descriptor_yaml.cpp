@@ -384,8 +384,8 @@ HardwareDescriptor read_descriptor(const YAML::Node& root, const Loader& L, cons
   const YAML::Mark top = YAML::Mark();  // line 1, column 1
   if (!root.IsMap()) L.fail(root.IsDefined() && !root.IsNull() ? root.Mark() : top, "", "a descriptor is a YAML mapping");
   auto m = L.mapping(root, top, "",
-                     {"schema", "tool_version", "id", "identity", "sm_clock", "memory_clock", "memory", "compute",
-                      "tensor_instructions", "references", "notes"});
+                     {"schema", "tool_version", "id", "identity", "sm_clock", "memory_clock", "fixed_costs", "memory",
+                      "compute", "tensor_instructions", "references", "notes"});
   HardwareDescriptor d;
   const Entry& schema = L.require(m, "schema", top, "");
   d.schema = L.scalar(schema, "schema");
@@ -431,6 +431,13 @@ HardwareDescriptor read_descriptor(const YAML::Node& root, const Loader& L, cons
 
   if (auto it = m.find("sm_clock"); it != m.end()) d.sm_clock = R.field(it->second, "sm_clock", Dimension::hertz, FieldKind::clock);
   if (auto it = m.find("memory_clock"); it != m.end()) d.memory_clock = R.field(it->second, "memory_clock", Dimension::hertz, FieldKind::clock);
+  if (auto it = m.find("fixed_costs"); it != m.end()) {
+    auto fm = L.mapping(it->second.value, it->second.key.Mark(), "fixed_costs", {"launch_single", "launch_back_to_back"});
+    if (auto f = fm.find("launch_single"); f != fm.end())
+      d.fixed_costs.launch_single = R.field(f->second, "fixed_costs.launch_single", Dimension::seconds, FieldKind::seconds);
+    if (auto f = fm.find("launch_back_to_back"); f != fm.end())
+      d.fixed_costs.launch_back_to_back = R.field(f->second, "fixed_costs.launch_back_to_back", Dimension::seconds, FieldKind::seconds);
+  }
 
   {
     const Entry& mem = L.require(m, "memory", top, "");
@@ -657,6 +664,12 @@ std::string to_yaml(const HardwareDescriptor& d) {
 
   emit_field(out, "sm_clock", d.sm_clock);
   emit_field(out, "memory_clock", d.memory_clock);
+  if (d.fixed_costs.launch_single.present() || d.fixed_costs.launch_back_to_back.present()) {
+    out << YAML::Key << "fixed_costs" << YAML::Value << YAML::BeginMap;
+    emit_field(out, "launch_single", d.fixed_costs.launch_single);
+    emit_field(out, "launch_back_to_back", d.fixed_costs.launch_back_to_back);
+    out << YAML::EndMap;
+  }
 
   out << YAML::Key << "memory" << YAML::Value << YAML::BeginMap;
   for (const auto& [kind, l] : d.memory) {
