@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "files.hpp"
+#include "json_file.hpp"
 #include "kernel_kind.hpp"
 #include "roofline.hpp"
 #include "stats.hpp"
@@ -583,17 +584,10 @@ void save_report(const ValidationReport& r, const std::filesystem::path& file) {
 }
 
 ValidationReport load_report(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error("cannot read validation results " + file.string());
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw std::runtime_error(file.string() + ": " + e.what());
-  }
+  const nlohmann::json j = read_json_file(file, "validation results");  // bounded: size, depth, strings
   try {
     return from_json(j);
-  } catch (const std::runtime_error& e) {
+  } catch (const std::exception& e) {
     throw std::runtime_error(file.string() + ": " + e.what());
   }
 }
