@@ -50,7 +50,10 @@ std::string temporary_name(const fs::path& file) {
   char tail[80];
   std::snprintf(tail, sizeof tail, ".tmp.%ld.%llu.%08llx", static_cast<long>(::getpid()), n,
                 (salt ^ (n * 0x9E3779B97F4A7C15ull)) & 0xffffffffull);
-  return "." + file.filename().string() + tail;
+  std::string name(1, '.');  // appended piecewise: g++ 12 warns (-Wrestrict) on "." + string
+  name += file.filename().string();
+  name += tail;
+  return name;
 }
 
 }  // namespace
