@@ -151,6 +151,13 @@ nlohmann::json to_json(const HardwareDescriptor& hw, const fs::path& hw_path, co
       r.temporal_blocking_min_steps ? nlohmann::json(*r.temporal_blocking_min_steps) : nlohmann::json(nullptr);
   j["temporal_blocking_threshold"] =
       r.temporal_blocking_threshold ? nlohmann::json(*r.temporal_blocking_threshold) : nlohmann::json(nullptr);
+  j["tight_bound"] = {{"form", "launch_single + first_byte + max(Q/BW, W/P)"},
+                      {"time_s", r.tight.time_s},
+                      {"launch_s", r.tight.launch_s},
+                      {"first_byte_s", r.tight.first_byte_s},
+                      {"asymptotic_s", r.tight.asymptotic_s},
+                      {"missing", r.tight.missing},
+                      {"provenance", r.tight.provenance}};
   j["source"] = r.source;
   j["provenance"] = r.provenance;
   return j;
@@ -184,8 +191,15 @@ void print_human(const HardwareDescriptor& hw, const KernelModel& k, const Predi
   o += fmt::format("  {:<22}{:<18}{}\n", "attainable (Eq. 3)", F(r.attainable_cuda_core), F(r.attainable_tensor_core));
   o += fmt::format("  {:<22}{:<18}{}\n", "compute time W/P", S(r.t_compute_cuda_core), S(r.t_compute_tensor_core));
   o += fmt::format("  {:<22}{}\n", "memory time Q/BW", S(r.t_memory));
-  o += fmt::format("  {:<22}{} overlapped (Eq. 17), {} un-overlapped (Eq. 18)\n\n", "time on CUDA cores",
+  o += fmt::format("  {:<22}{} overlapped (Eq. 17), {} un-overlapped (Eq. 18)\n", "time on CUDA cores",
                    S(r.t_overlapped), S(r.t_unoverlapped));
+  o += fmt::format("  {:<22}{} = launch {} + first byte {} + {} (launched once{})\n\n", "tight bound",
+                   S(r.tight.time_s), S(r.tight.launch_s), S(r.tight.first_byte_s), S(r.tight.asymptotic_s),
+                   r.tight.missing.empty() ? std::string() : "; not in the descriptor, taken as 0: " + [&] {
+                     std::string m;
+                     for (const auto& x : r.tight.missing) m += (m.empty() ? "" : ", ") + x;
+                     return m;
+                   }());
   o += fmt::format("  tensor-core speedup, alpha = P(TC, effective) / P(CC) = {}\n", ratio(r.alpha));
   o += fmt::format("  {:<38}{}\n", "exact, un-overlapped (Eq. 19-20)", ratio(r.speedup_exact_unoverlapped));
   o += fmt::format("  {:<38}{}\n", "fully overlapped (Eq. 17, both units)", ratio(r.speedup_overlapped));

@@ -407,6 +407,45 @@ const Field* find_compute(const HardwareDescriptor& hw, ComputeUnit u, Precision
 
 }  // namespace
 
+TightBound tight_bound(const HardwareDescriptor& hw, const std::string& memory_level, double t_memory_s,
+                       double t_compute_s, bool back_to_back) {
+  TightBound b;
+  b.back_to_back = back_to_back;
+  b.t_memory_s = t_memory_s;
+  b.t_compute_s = t_compute_s;
+  b.asymptotic_s = std::max(t_memory_s, t_compute_s);
+  // A measured minimum where there is one (a bound needs the least seen), else the spec value.
+  const auto least = [](const Field& f) -> std::optional<double> {
+    if (f.measured) return f.measured->min > 0 ? f.measured->min : f.measured->median;
+    if (f.spec) return f.spec->value;
+    return std::nullopt;
+  };
+  const Field& launch = back_to_back ? hw.fixed_costs.launch_back_to_back : hw.fixed_costs.launch_single;
+  const std::string launch_path = back_to_back ? "fixed_costs.launch_back_to_back" : "fixed_costs.launch_single";
+  if (const auto v = least(launch)) {
+    b.launch_s = *v;
+    b.provenance.push_back(launch_path + " = " + format_quantity(*v, Dimension::seconds) +
+                           (launch.measured ? " (measured minimum)" : " (spec)"));
+  } else {
+    b.missing.push_back(launch_path);
+  }
+  const std::string lat_path = "memory." + memory_level + ".latency";
+  const auto lvl = hw.memory.find(parse_memory_level(memory_level));
+  const std::optional<double> cycles = lvl == hw.memory.end() ? std::nullopt : least(lvl->second.latency);
+  const std::optional<double> clock = hw.sm_clock.value();
+  if (cycles && clock && *clock > 0) {
+    b.first_byte_s = *cycles / *clock;
+    b.provenance.push_back(lat_path + " = " + format_quantity(*cycles, Dimension::cycles) + " at sm_clock " +
+                           format_quantity(*clock, Dimension::hertz) + " = " +
+                           format_quantity(b.first_byte_s, Dimension::seconds));
+  } else {
+    b.missing.push_back(cycles ? "sm_clock" : lat_path);
+  }
+  b.time_s = back_to_back ? std::max(b.launch_s, b.first_byte_s + b.asymptotic_s)
+                          : b.launch_s + b.first_byte_s + b.asymptotic_s;
+  return b;
+}
+
 std::optional<double> l2_capacity_bytes(const HardwareDescriptor& hw, SourcePreference pref) {
   const auto l2 = hw.memory.find(MemoryLevelKind::l2);
   if (l2 == hw.memory.end() || !l2->second.capacity.present()) return std::nullopt;
@@ -533,6 +572,7 @@ Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const Pre
                      (r.speedup_upper_bound == r.speedup_overlapped ? "overlapped, min(alpha, I/B)" : "un-overlapped, Eq. 19-20") +
                      "); Eq. 22/23 are stated for memory-bound kernels and do not bound this one";
   }
+  r.tight = tight_bound(hw, r.memory_level, r.t_memory, r.t_compute_cuda_core, false);
   if (k.intensity_one_step > 0) {  // temporally blocked kinds (stencils)
     r.temporal_blocking_threshold = temporal_blocking_threshold(r.balance_cuda_core, k.intensity_one_step);  // Eq. 14
     r.temporal_blocking_min_steps = temporal_blocking_min_steps(r.balance_cuda_core, k.intensity_one_step);

@@ -70,6 +70,21 @@ struct PredictOptions {
   std::optional<double> peak_tensor_core_override;   // flop/s
 };
 
+// The tight bound (ours, issue 12): fixed costs a kernel cannot avoid, each a measured minimum.
+//   launched once (events around one launch):  T >= launch_single + first_byte(level) + max(Q/BW, W/P)
+//   back-to-back launches (per launch):       T >= max(launch_back_to_back, first_byte(level) + max(Q/BW, W/P))
+// (back-to-back, the next launch's overhead overlaps this kernel's run, so the terms do not add).
+// first_byte = the level's measured load latency in cycles at the measured SM clock. A term the
+// descriptor lacks is 0 and named in `missing`, so the result stays a lower bound.
+struct TightBound {
+  bool back_to_back = false;
+  double launch_s = 0, first_byte_s = 0, t_memory_s = 0, t_compute_s = 0;
+  double time_s = 0;       // the bound
+  double asymptotic_s = 0; // max(Q/BW, W/P): the paper's (Eq. 17)
+  std::vector<std::string> missing;  // descriptor fields absent, their term taken as 0
+  std::vector<std::string> provenance;
+};
+
 struct Prediction {
   double intensity = 0;
   double balance_cuda_core = 0;
@@ -98,6 +113,7 @@ struct Prediction {
   double speedup_upper_bound = 0, speedup_lower_bound = 0;
   std::string speedup_regime;  // "memory-bound" | "compute-bound" | "alpha<=1"
   std::string speedup_note;    // one line: the bound that holds and why
+  TightBound tight;            // launched once, on CUDA cores
   std::optional<int> temporal_blocking_min_steps;  // stencils (Eq. 14)
   std::optional<double> temporal_blocking_threshold;
   std::string source;               // what was used: "measured", "spec", "mixed", "override"
@@ -109,6 +125,9 @@ struct Prediction {
 // nullopt when the descriptor has none.
 std::optional<double> l2_capacity_bytes(const HardwareDescriptor& hw,
                                         SourcePreference pref = SourcePreference::measured_else_spec);
+
+TightBound tight_bound(const HardwareDescriptor& hw, const std::string& memory_level, double t_memory_s,
+                       double t_compute_s, bool back_to_back);
 
 // Throws std::runtime_error naming the missing descriptor field when a number is absent.
 Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const PredictOptions& opt = {});

@@ -186,6 +186,15 @@ KernelResult evaluate(const HardwareDescriptor& hw, const KernelModel& k, Comput
       }
     }
   }
+  {
+    const TightBound tb = tight_bound(hw, b.memory_level, b.t_memory, b.t_compute, !l2_flushed && t.launches > 1);
+    r.tight_bound_time_s = tb.time_s;
+    r.tight_efficiency = tb.time_s / t.median;
+    r.tight_launch_s = tb.launch_s;
+    r.tight_first_byte_s = tb.first_byte_s;
+    for (const auto& m : tb.missing) r.tight_missing += (r.tight_missing.empty() ? "" : ", ") + m;
+    r.tight_verdict = r.tight_efficiency <= 1.0 + measurement_margin(t) ? "within-bound" : "beats-bound";
+  }
   VerdictContext ctx{k.working_set_bytes, l2_bytes, b.memory_level, b.bandwidth_source, b.bandwidth,
                      r.achieved_bytes_per_s, l2_flushed};
   const Verdict v = judge_time(r.efficiency, t, ctx);
@@ -381,6 +390,10 @@ ojson to_json(const ValidationReport& r) {
     e["speedup_bound_eq22"] = x.speedup_bound_eq22;
     e["speedup_limit_eq23"] = x.speedup_limit_eq23;
     if (x.speedup_upper_bound > 0) e["speedup_upper_bound"] = x.speedup_upper_bound;
+    if (x.tight_bound_time_s > 0)
+      e["tight_bound"] = {{"time_s", x.tight_bound_time_s}, {"efficiency", x.tight_efficiency},
+                          {"launch_s", x.tight_launch_s},  {"first_byte_s", x.tight_first_byte_s},
+                          {"verdict", x.tight_verdict},     {"missing", x.tight_missing}};
     e["bound_note"] = x.bound_note;
     e["sm_clock_hz"] = x.sm_clock_hz;
     e["l2_flushed"] = x.l2_flushed;
@@ -512,6 +525,15 @@ ValidationReport from_json(const nlohmann::json& j) {
     x.speedup_bound_eq22 = opt<double>(e, "speedup_bound_eq22", 0.0);
     x.speedup_limit_eq23 = opt<double>(e, "speedup_limit_eq23", 0.0);
     x.speedup_upper_bound = opt<double>(e, "speedup_upper_bound", 0.0);
+    if (e.contains("tight_bound") && e["tight_bound"].is_object()) {
+      const auto& tb = e["tight_bound"];
+      x.tight_bound_time_s = opt<double>(tb, "time_s", 0.0);
+      x.tight_efficiency = opt<double>(tb, "efficiency", 0.0);
+      x.tight_launch_s = opt<double>(tb, "launch_s", 0.0);
+      x.tight_first_byte_s = opt<double>(tb, "first_byte_s", 0.0);
+      x.tight_verdict = opt<std::string>(tb, "verdict", "");
+      x.tight_missing = opt<std::string>(tb, "missing", "");
+    }
     x.bound_note = opt<std::string>(e, "bound_note", "");
     x.sm_clock_hz = opt<double>(e, "sm_clock_hz", 0.0);
     x.l2_flushed = opt<bool>(e, "l2_flushed", false);
@@ -685,6 +707,34 @@ std::string format_table(const ValidationReport& r) {
     else if (const std::string pat = dram_pattern_for_streams(largest->read_bytes, largest->write_bytes); !pat.empty())
       o << " (no calibrated DRAM " << pat << " pattern in the descriptor)";
     o << "\n";
+  }
+  // The tight bound (launch + first byte + max(Q/BW, W/P), issue 12), when the results carry it.
+  if (std::any_of(r.results.begin(), r.results.end(), [](const KernelResult& x) { return x.tight_bound_time_s > 0; })) {
+    o << "\nTight bound (launch + first byte + max(Q/BW, W/P); back-to-back: max(launch, first byte + ...)):\n";
+    std::vector<std::string> keys;
+    for (const auto& x : r.results) {
+      const std::string key = x.kernel + " " + short_unit(x.variant) + " " + x.precision;
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+      keys.push_back(key);
+      std::vector<double> in, out, all;
+      int tight_beats = 0;
+      std::string missing;
+      for (const auto& y : r.results) {
+        if (y.kernel != x.kernel || y.variant != x.variant || y.precision != x.precision || !(y.tight_bound_time_s > 0))
+          continue;
+        (y.memory_level == "l2" ? in : out).push_back(y.tight_efficiency);
+        all.push_back(y.tight_efficiency);
+        tight_beats += y.tight_verdict == "beats-bound";
+        if (!y.tight_missing.empty()) missing = y.tight_missing;
+      }
+      if (all.empty()) continue;
+      std::snprintf(line, sizeof line, "  %-16s in-l2 %6s  out-of-l2 %6s  all %6s  worst %6s  best %6s  beats %d%s%s\n",
+                    key.c_str(), in.empty() ? "-" : pct(median(in)).c_str(), out.empty() ? "-" : pct(median(out)).c_str(),
+                    pct(median(all)).c_str(), pct(*std::min_element(all.begin(), all.end())).c_str(),
+                    pct(*std::max_element(all.begin(), all.end())).c_str(), tight_beats,
+                    missing.empty() ? "" : "  (missing: ", missing.empty() ? "" : (missing + ")").c_str());
+      o << line;
+    }
   }
   int beats = 0;
   for (const auto& x : r.results) beats += x.verdict == "beats-bound";

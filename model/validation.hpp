@@ -105,6 +105,12 @@ struct KernelResult {
   std::string description;
   double alpha = 0, speedup_bound_eq22 = 0, speedup_limit_eq23 = 0;  // from the bound (TC side)
   double speedup_upper_bound = 0;  // roofline.hpp speedup_upper_bound at this level (0: none)
+  // The tight bound (kernel_model.hpp tight_bound) for how this result was timed: launched once
+  // (cold) or back-to-back (warm, launches > 1); efficiency = tight bound / median.
+  double tight_bound_time_s = 0, tight_efficiency = 0;
+  double tight_launch_s = 0, tight_first_byte_s = 0;
+  std::string tight_verdict;  // "within-bound" | "beats-bound" (a defect in the kernel or a term)
+  std::string tight_missing;  // descriptor fields the tight bound lacked (their terms taken as 0)
   std::string bound_note;
   // Bytes read and written (the kind's streams). For out-of-L2 sizes when the descriptor has a
   // measured value of the DRAM pattern the streams resemble (dram_pattern_for_streams: SCALE
