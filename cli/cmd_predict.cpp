@@ -151,7 +151,7 @@ nlohmann::json to_json(const HardwareDescriptor& hw, const fs::path& hw_path, co
       r.temporal_blocking_min_steps ? nlohmann::json(*r.temporal_blocking_min_steps) : nlohmann::json(nullptr);
   j["temporal_blocking_threshold"] =
       r.temporal_blocking_threshold ? nlohmann::json(*r.temporal_blocking_threshold) : nlohmann::json(nullptr);
-  j["tight_bound"] = {{"form", "launch_single + first_byte + max(Q/BW, W/P)"},
+  j["tight_bound"] = {{"form", "max(launch_single, first_byte + max(Q/BW, W/P))"},
                       {"time_s", r.tight.time_s},
                       {"launch_s", r.tight.launch_s},
                       {"first_byte_s", r.tight.first_byte_s},
@@ -193,7 +193,7 @@ void print_human(const HardwareDescriptor& hw, const KernelModel& k, const Predi
   o += fmt::format("  {:<22}{}\n", "memory time Q/BW", S(r.t_memory));
   o += fmt::format("  {:<22}{} overlapped (Eq. 17), {} un-overlapped (Eq. 18)\n", "time on CUDA cores",
                    S(r.t_overlapped), S(r.t_unoverlapped));
-  o += fmt::format("  {:<22}{} = launch {} + first byte {} + {} (launched once{})\n\n", "tight bound",
+  o += fmt::format("  {:<22}{} = max(launch {}, first byte {} + {}) (launched once{})\n\n", "tight bound",
                    S(r.tight.time_s), S(r.tight.launch_s), S(r.tight.first_byte_s), S(r.tight.asymptotic_s),
                    r.tight.missing.empty() ? std::string() : "; not in the descriptor, taken as 0: " + [&] {
                      std::string m;

@@ -441,8 +441,7 @@ TightBound tight_bound(const HardwareDescriptor& hw, const std::string& memory_l
   } else {
     b.missing.push_back(cycles ? "sm_clock" : lat_path);
   }
-  b.time_s = back_to_back ? std::max(b.launch_s, b.first_byte_s + b.asymptotic_s)
-                          : b.launch_s + b.first_byte_s + b.asymptotic_s;
+  b.time_s = std::max(b.launch_s, b.first_byte_s + b.asymptotic_s);
   return b;
 }
 

@@ -710,7 +710,7 @@ std::string format_table(const ValidationReport& r) {
   }
   // The tight bound (launch + first byte + max(Q/BW, W/P), issue 12), when the results carry it.
   if (std::any_of(r.results.begin(), r.results.end(), [](const KernelResult& x) { return x.tight_bound_time_s > 0; })) {
-    o << "\nTight bound (launch + first byte + max(Q/BW, W/P); back-to-back: max(launch, first byte + ...)):\n";
+    o << "\nTight bound max(launch, first byte + max(Q/BW, W/P)), efficiency per side (issue 12):\n";
     std::vector<std::string> keys;
     for (const auto& x : r.results) {
       const std::string key = x.kernel + " " + short_unit(x.variant) + " " + x.precision;
