@@ -183,6 +183,18 @@ void print_human(const View& v, std::ostream& out) {
     t.print(out, "  ");
   }
 
+  out << "\nFixed costs (the tight bound uses the measured minimum)\n";
+  {
+    Table t;
+    for (const auto& [label, f] : {std::pair<const char*, const Field*>{"launch, single", &d.fixed_costs.launch_single},
+                                   {"launch, back-to-back", &d.fixed_costs.launch_back_to_back}}) {
+      Shown s = show_field(*f, v.pref, plain(Dimension::seconds));
+      if (f->measured && f->measured->min > 0) s.value += " (min " + format_quantity(f->measured->min, Dimension::seconds) + ")";
+      t.add({label, s.value, s.source});
+    }
+    t.print(out, "  ");
+  }
+
   out << "\nMemory\n";
   for (MemoryLevelKind kind : kLevels) {
     auto it = d.memory.find(kind);
@@ -284,6 +296,8 @@ json to_json(const View& v) {
                    {"driver", id.driver},     {"cuda_version", id.cuda_version},
                    {"memory_type", id.memory_type}};
   j["clocks"] = {{"sm", field_json(d.sm_clock, v.pref, d)}, {"memory", field_json(d.memory_clock, v.pref, d)}};
+  j["fixed_costs"] = {{"launch_single", field_json(d.fixed_costs.launch_single, v.pref, d)},
+                      {"launch_back_to_back", field_json(d.fixed_costs.launch_back_to_back, v.pref, d)}};
   json mem = json::object();
   for (const auto& [kind, l] : d.memory) {
     json lj;
