@@ -21,6 +21,7 @@ struct ProcessResult {
 ProcessResult run_process(const std::vector<std::string>& argv, const std::filesystem::path& cwd,
                           double timeout_s);
 
+std::string fnv1a(const std::string& s);  // FNV-1a 64 in hex: the manifest's hash of a file
 std::string read_file(const std::filesystem::path& p);  // "" when unreadable
 void write_file(const std::filesystem::path& p, const std::string& content);  // throws
 

@@ -34,6 +34,17 @@ std::string read_file(const fs::path& p) {
   return ss.str();
 }
 
+std::string fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char b[20];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h));
+  return b;
+}
+
 void write_file(const fs::path& p, const std::string& content) {
   if (p.has_parent_path()) fs::create_directories(p.parent_path());
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
@@ -55,16 +66,6 @@ std::string utc_now(const char* fmt = "%Y-%m-%dT%H:%M:%SZ") {
   return b;
 }
 
-std::string fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  char b[20];
-  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h));
-  return b;
-}
 
 // Every JSON the report reads goes through the one bounded reader (model/json_file.hpp).
 json parse_json_file(const fs::path& p, const char* what, const JsonLimits& limits = {}) {
@@ -544,7 +545,7 @@ ReportOutput write_report(const ReportInput& in, const fs::path& dir_in, const W
     man["tool_version"] = CEILING_VERSION;
     man["date"] = date;
     man["files"] = json::array();
-    for (const auto& f : files) man["files"].push_back({{"path", f}, {"fnv1a", fnv1a(detail::read_file(stage / f))}});
+    for (const auto& f : files) man["files"].push_back({{"path", f}, {"fnv1a", detail::fnv1a(detail::read_file(stage / f))}});
     detail::write_file(stage / kManifestName, dump(man) + "\n");
     files.insert(kManifestName);
 
@@ -595,7 +596,7 @@ ReportOutput write_report(const ReportInput& in, const fs::path& dir_in, const W
         for (const auto& [f, hash] : previous) {
           const fs::path p = dir / f;
           if (!fs::is_regular_file(fs::symlink_status(p, ec))) continue;
-          if (f != kManifestName && fnv1a(detail::read_file(p)) != hash) {
+          if (f != kManifestName && detail::fnv1a(detail::read_file(p)) != hash) {
             fs::path keep = p;
             keep += ".edited-" + stamp;
             journal.move(p, keep);

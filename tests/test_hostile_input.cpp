@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli_run.hpp"
+#include "scratch.hpp"
 #include "model/descriptor.hpp"
 #include "model/files.hpp"
 #include "model/json_file.hpp"
@@ -30,39 +31,15 @@ using namespace ceiling::reports;
 
 namespace {
 
+using test::slurp;
+using detail::fnv1a;  // the hash the report writer puts in its manifest
+fs::path scratch(const std::string& tag) { return test::scratch_dir("hostile", tag); }
+
 const fs::path kReportData = fs::path(CEILING_TEST_DATA_DIR) / "report";
-
-fs::path scratch(const std::string& tag) {
-  static int n = 0;
-  fs::path p = fs::temp_directory_path() /
-               ("ceiling-test-hostile-" + std::to_string(::getpid()) + "-" + tag + "-" + std::to_string(n++));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 void spit(const fs::path& p, const std::string& s) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   out << s;
-}
-
-// Same hash the report writer puts in its manifest (FNV-1a 64, hex).
-std::string fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  char b[20];
-  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h));
-  return b;
 }
 
 // Every regular file under `dir` with its content (the state of a report directory).

@@ -8,12 +8,12 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <unistd.h>
 #include <regex>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "scratch.hpp"
 #include "kernels/registry.hpp"
 #include "kernels/sweep.hpp"
 #include "kernels/verify.hpp"
@@ -181,8 +181,7 @@ TEST_CASE("predict (library) accepts the test-only kind: W, Q, streams, defaults
 }
 
 TEST_CASE("kernel files accept the test-only kind, with line-accurate errors") {
-  const fs::path dir = fs::temp_directory_path() / ("ceiling-kinds-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const fs::path dir = test::scratch_dir("kinds", "files");
   const auto write = [&](const std::string& name, const std::string& text) {
     std::ofstream(dir / name) << text;
     return dir / name;

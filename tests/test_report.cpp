@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "scratch.hpp"
 #include "model/descriptor.hpp"
 #include "model/kernel_model.hpp"
 #include "model/validation.hpp"
@@ -27,22 +28,10 @@ using namespace ceiling::reports;
 
 namespace {
 
+using test::slurp;
+fs::path fresh_dir(const std::string& tag) { return test::scratch_dir("report", tag, false); }
+
 const fs::path kData = fs::path(CEILING_TEST_DATA_DIR) / "report";
-
-fs::path fresh_dir(const std::string& tag) {
-  static int n = 0;
-  fs::path p = fs::temp_directory_path() / ("ceiling-test-report-" + std::to_string(::getpid()) + "-" + tag + "-" +
-                                            std::to_string(n++));
-  fs::remove_all(p);
-  return p;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 json read_json(const fs::path& p) { return json::parse(slurp(p)); }
 
