@@ -321,7 +321,10 @@ KernelModel load_kernel_file(const std::filesystem::path& file) {
     try {
       given[spec.name] = parse_param(spec, values[spec.name].Scalar(), spec.name);
     } catch (const std::exception& e) {
-      throw fail(spec.name, e.what());
+      // The error already says "file:line:col: key: "; drop the key the value parser put in front.
+      std::string cause = e.what();
+      if (cause.rfind(spec.name + ": ", 0) == 0) cause.erase(0, spec.name.size() + 2);
+      throw fail(spec.name, cause);
     }
   }
   KernelModel k;

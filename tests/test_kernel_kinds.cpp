@@ -196,6 +196,7 @@ TEST_CASE("kernel files accept the test-only kind, with line-accurate errors") {
     CHECK(e.line() == 3);
     CHECK(e.key() == "unroll");
     CHECK(std::string(e.what()).find("1..16") != std::string::npos);
+    CHECK(std::string(e.what()).find("unroll: unroll:") == std::string::npos);  // the key once
   }
   try {
     load_kernel_file(write("unknown.yaml", "kind: triad-test\nn: 4096\nm: 2\n"));
