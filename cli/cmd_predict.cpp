@@ -151,10 +151,15 @@ nlohmann::json to_json(const HardwareDescriptor& hw, const fs::path& hw_path, co
       r.temporal_blocking_min_steps ? nlohmann::json(*r.temporal_blocking_min_steps) : nlohmann::json(nullptr);
   j["temporal_blocking_threshold"] =
       r.temporal_blocking_threshold ? nlohmann::json(*r.temporal_blocking_threshold) : nlohmann::json(nullptr);
-  j["tight_bound"] = {{"form", "max(launch_single, first_byte + max(Q/BW, W/P))"},
+  j["bandwidth_how"] = r.bandwidth_how;
+  j["tight_bound"] = {{"form", "max(launch_single, first_byte + max(Q/BW_max, W/P))"},
                       {"time_s", r.tight.time_s},
                       {"launch_s", r.tight.launch_s},
                       {"first_byte_s", r.tight.first_byte_s},
+                      {"first_byte_from", r.tight.first_byte_from},
+                      {"bandwidth_bytes_per_s", r.tight.bandwidth},
+                      {"memory_s", r.tight.t_memory_s},
+                      {"compute_s", r.tight.t_compute_s},
                       {"asymptotic_s", r.tight.asymptotic_s},
                       {"missing", r.tight.missing},
                       {"provenance", r.tight.provenance}};
@@ -175,6 +180,7 @@ void print_human(const HardwareDescriptor& hw, const KernelModel& k, const Predi
   o += fmt::format("  {:<22}{} flop/B\n", "intensity I = W/Q", ratio(r.intensity));
   o += fmt::format("  {:<22}{} at {}: {}\n", "memory level", r.memory_level,
                    format_quantity(r.bandwidth, Dimension::bytes_per_second), r.memory_level_reason);
+  o += fmt::format("  {:<22}{}\n", "roof for its streams", r.bandwidth_how);
   o += fmt::format("  {:<22}{}: I {} {} B {} (CUDA core, Eq. 4)\n\n", "bound", r.memory_bound ? "memory" : "compute",
                    ratio(r.intensity), r.memory_bound ? "<" : ">=", ratio(r.balance_cuda_core));
   o += fmt::format("  {:<22}{:<18}{}\n", "", "CUDA core", "tensor core");
@@ -193,8 +199,10 @@ void print_human(const HardwareDescriptor& hw, const KernelModel& k, const Predi
   o += fmt::format("  {:<22}{}\n", "memory time Q/BW", S(r.t_memory));
   o += fmt::format("  {:<22}{} overlapped (Eq. 17), {} un-overlapped (Eq. 18)\n", "time on CUDA cores",
                    S(r.t_overlapped), S(r.t_unoverlapped));
-  o += fmt::format("  {:<22}{} = max(launch {}, first byte {} + {}) (launched once{})\n\n", "tight bound",
-                   S(r.tight.time_s), S(r.tight.launch_s), S(r.tight.first_byte_s), S(r.tight.asymptotic_s),
+  o += fmt::format("  {:<22}{} = max(launch {}, first byte {} [{}] + max(Q/BW {} at {}, W/P {})) (launched once{})\n\n",
+                   "tight bound", S(r.tight.time_s), S(r.tight.launch_s), S(r.tight.first_byte_s),
+                   r.tight.first_byte_from.empty() ? "missing" : r.tight.first_byte_from, S(r.tight.t_memory_s),
+                   format_quantity(r.tight.bandwidth, Dimension::bytes_per_second), S(r.tight.t_compute_s),
                    r.tight.missing.empty() ? std::string() : "; not in the descriptor, taken as 0: " + [&] {
                      std::string m;
                      for (const auto& x : r.tight.missing) m += (m.empty() ? "" : ", ") + x;

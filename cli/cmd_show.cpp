@@ -221,6 +221,10 @@ void print_human(const View& v, std::ostream& out) {
     row("latency", l.latency, [&](double c) { return latency_text(v, c); });
     for (const auto& [name, f] : l.patterns)
       if (f.present()) row("pattern " + name, f, plain(Dimension::bytes_per_second));
+    for (const auto& [name, f] : l.first_byte)
+      if (f.present()) row("first byte, " + name, f, plain(Dimension::seconds));
+    for (const auto& [name, f] : l.ramp_bandwidth)
+      if (f.present()) row("ramp slope, " + name, f, plain(Dimension::bytes_per_second));
     for (const auto& [name, f] : l.extra)
       if (f.present())
         row(name, f, f.dimension == Dimension::cycles ? std::function<std::string(double)>([&](double c) { return latency_text(v, c); })
@@ -314,6 +318,12 @@ json to_json(const View& v) {
     lj["extra"] = json::object();
     for (const auto& [name, f] : l.extra)
       if (f.present()) lj["extra"][name] = field_json(f, v.pref, d);
+    lj["first_byte"] = json::object();
+    for (const auto& [name, f] : l.first_byte)
+      if (f.present()) lj["first_byte"][name] = field_json(f, v.pref, d);
+    lj["ramp_bandwidth"] = json::object();
+    for (const auto& [name, f] : l.ramp_bandwidth)
+      if (f.present()) lj["ramp_bandwidth"][name] = field_json(f, v.pref, d);
     mem[std::string(to_string(kind))] = lj;
   }
   j["memory"] = mem;

@@ -60,7 +60,10 @@ int print_variants(bool as_json) {
                    {"description", v.description},
                    {"sass", sass}});
     o << v.name() << "\n    " << v.description << "\n";
-    if (v.unit == ComputeUnit::tensor_core) o << "    tensor-core fraction " << v.tensor_core_fraction << "\n";
+    if (v.unit == ComputeUnit::tensor_core) {
+      if (v.tensor_core_fraction > 0) o << "    tensor-core fraction " << v.tensor_core_fraction << "\n";
+      else o << "    tensor-core fraction: per size, from the kind's model\n";
+    }
     for (const auto& e : v.sass)
       o << "    SASS of " << e.function << ": has /" << e.require << "/" << (e.forbid.empty() ? "" : ", no /" + e.forbid + "/")
         << "\n";
@@ -126,8 +129,9 @@ Subcommand add_validate(CLI::App& root) {
                     "Kernels to run, comma-separated (" + kernel_kinds_with_variants_text() + "; default all)")
       ->delimiter(',');
   s.app->add_option("--sizes", opt->sizes,
-                    "Working-set sizes (\"64MiB\") or element counts (SCALE n, GEMV square n), comma-separated; "
-                    "default: L2/32 .. 8 x L2, 4 per octave, L2 = the descriptor's L2 capacity")
+                    "Working-set sizes (\"64MiB\") or element counts (SCALE n, GEMV square n, intensity n at k = 8), "
+                    "comma-separated; default: L2/32 .. 8 x L2, 4 per octave, L2 = the descriptor's L2 capacity "
+                    "(intensity: k = 1, 2, 4 .. 256 at L2/4 and 4 x L2; --quick: k = 1, 4, 16, 64, 256)")
       ->delimiter(',');
   s.app->add_option("--out", opt->out, "Results JSON (default results/<hw id>-validation.json)");
   s.app->add_flag("--quick", opt->quick, "One size per octave instead of four");

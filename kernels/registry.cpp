@@ -16,7 +16,8 @@ std::string KernelVariant::name() const {
 
 KernelModel KernelVariant::model(const KernelParams& params) const {
   KernelModel k = make_kernel_model(kernel_kind(kind), params, precision);
-  k.tensor_core_fraction = unit == ComputeUnit::tensor_core ? tensor_core_fraction : k.tensor_core_fraction;
+  // 0: the kind's own fraction, which depends on the parameters (intensity: k/w below the row width).
+  if (unit == ComputeUnit::tensor_core && tensor_core_fraction > 0) k.tensor_core_fraction = tensor_core_fraction;
   return k;
 }
 

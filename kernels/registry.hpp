@@ -67,7 +67,8 @@ struct KernelVariant {
   ComputeUnit unit = ComputeUnit::cuda_core;
   Precision precision = Precision::fp64;
   std::string description;  // one line: how it is computed
-  // Share of the unit's peak the formulation can use (SCALE and GEMV on m8n8k4: 1/8).
+  // Share of the unit's peak the formulation can use (SCALE and GEMV on m8n8k4: 1/8); 0: the kind's
+  // model sets it per size (intensity: k/w for k below the row width w, else 1).
   double tensor_core_fraction = 1.0;
   // The nearest parameters this variant can run (tile shapes); the sweep applies every variant's
   // rounding of a kind, so CUDA-core and tensor-core variants share sizes. Empty: any size.

@@ -41,17 +41,25 @@ double sweep_l2_bytes(const HardwareDescriptor& hw) {
 
 namespace {
 
-// The sizes of one (kind, precision): the kind's parameters for each request, rounded by every
-// variant of the group (tile shapes), de-duplicated.
+// The sizes of one (kind, precision): the kind's parameters for each request (or, when the user
+// named no sizes and the kind has its own sweep, the kind's sweep points), rounded by every variant
+// of the group (tile shapes), de-duplicated.
 std::vector<KernelParams> group_sizes(const KernelKind& kind, Precision p, const std::vector<const KernelVariant*>& group,
-                                      const std::vector<SizeRequest>& sizes) {
+                                      const std::vector<SizeRequest>& sizes, const Sweep& sweep) {
+  std::vector<KernelParams> points;
+  if (sweep.sizes.empty() && kind.sweep_points) {
+    points = kind.sweep_points(sweep.l2_bytes, p, sweep.quick);
+  } else {
+    for (const auto& s : sizes) {
+      const auto& pick = s.is_bytes ? static_cast<bool>(kind.params_for_bytes) : static_cast<bool>(kind.params_for_count);
+      if (!pick)
+        throw std::invalid_argument("kind " + kind.name + " cannot be sized by " +
+                                    (s.is_bytes ? "a working set" : "a count") + " ('" + s.text + "')");
+      points.push_back(s.is_bytes ? kind.params_for_bytes(s.value, p) : kind.params_for_count(s.value));
+    }
+  }
   std::vector<KernelParams> out;
-  for (const auto& s : sizes) {
-    const auto& pick = s.is_bytes ? static_cast<bool>(kind.params_for_bytes) : static_cast<bool>(kind.params_for_count);
-    if (!pick)
-      throw std::invalid_argument("kind " + kind.name + " cannot be sized by " +
-                                  (s.is_bytes ? "a working set" : "a count") + " ('" + s.text + "')");
-    KernelParams params = s.is_bytes ? kind.params_for_bytes(s.value, p) : kind.params_for_count(s.value);
+  for (KernelParams params : points) {
     for (const auto* v : group)
       if (v->round) params = v->round(params);
     bool seen = false;
@@ -79,7 +87,7 @@ validation::ValidationReport run_validation(const HardwareDescriptor& hw,
   std::map<std::pair<std::string, Precision>, std::vector<KernelParams>> group_params;
   size_t total = 0;
   for (const auto& [key, group] : groups) {
-    group_params[key] = group_sizes(kernel_kind(key.first), key.second, group, sizes);
+    group_params[key] = group_sizes(kernel_kind(key.first), key.second, group, sizes, sweep);
     total += group_params[key].size() * group.size();
   }
 

@@ -42,7 +42,9 @@ struct MeasureResult {
 using Measurer = std::function<MeasureResult(const MeasureRequest&)>;
 
 struct Sweep {
-  std::vector<SizeRequest> sizes;  // empty: validation::default_sweep_bytes(l2_bytes, quick)
+  // Empty: each kind's own sweep points (KernelKind::sweep_points, e.g. intensity's k sweep) or else
+  // validation::default_sweep_bytes(l2_bytes, quick).
+  std::vector<SizeRequest> sizes;
   bool quick = false;
   double l2_bytes = 0;             // the one L2 size: l2_capacity_bytes(descriptor)
   double memory_limit_bytes = 0;   // working sets above this are skipped (0: no limit)

@@ -65,7 +65,7 @@ bool valid_entry_name(std::string_view s) {
 
 // A parsed dotted path; `level_field` / `compute` say which member it names.
 struct ParsedPath {
-  enum class Kind { sm_clock, memory_clock, level_member, pattern, extra, compute, fixed_cost } kind;
+  enum class Kind { sm_clock, memory_clock, level_member, pattern, extra, first_byte, ramp_bandwidth, compute, fixed_cost } kind;
   MemoryLevelKind level = MemoryLevelKind::dram;
   std::string member;  // capacity | bandwidth | bandwidth_per_sm | latency, or the pattern/extra name
   ComputeUnit unit = ComputeUnit::cuda_core;
@@ -101,13 +101,16 @@ ParsedPath parse_path(std::string_view path) {
       out.member = p[2];
       return out;
     }
-    if (p.size() == 4 && (p[2] == "patterns" || p[2] == "extra")) {
+    if (p.size() == 4 && (p[2] == "patterns" || p[2] == "extra" || p[2] == "first_byte" || p[2] == "ramp_bandwidth")) {
       if (!valid_entry_name(p[3])) bad_path(path, "names are lower case letters, digits and '_'");
-      out.kind = p[2] == "patterns" ? ParsedPath::Kind::pattern : ParsedPath::Kind::extra;
+      out.kind = p[2] == "patterns"     ? ParsedPath::Kind::pattern
+                 : p[2] == "extra"      ? ParsedPath::Kind::extra
+                 : p[2] == "first_byte" ? ParsedPath::Kind::first_byte
+                                        : ParsedPath::Kind::ramp_bandwidth;
       out.member = p[3];
       return out;
     }
-    bad_path(path, "expected memory.<level>.<member>, .patterns.<name> or .extra.<name>");
+    bad_path(path, "expected memory.<level>.<member>, .patterns.<name>, .extra.<name>, .first_byte.<pattern> or .ramp_bandwidth.<pattern>");
   }
   if (p[0] == "compute") {
     if (p.size() != 3) bad_path(path, "expected compute.<unit>.<precision>");
@@ -260,6 +263,14 @@ Field& HardwareDescriptor::field(std::string_view path) {
       auto [it, _] = memory[p.level].patterns.try_emplace(p.member, Field{Dimension::bytes_per_second});
       return it->second;
     }
+    case ParsedPath::Kind::first_byte: {
+      auto [it, _] = memory[p.level].first_byte.try_emplace(p.member, Field{Dimension::seconds});
+      return it->second;
+    }
+    case ParsedPath::Kind::ramp_bandwidth: {
+      auto [it, _] = memory[p.level].ramp_bandwidth.try_emplace(p.member, Field{Dimension::bytes_per_second});
+      return it->second;
+    }
     case ParsedPath::Kind::extra: {
       // Extras are capacity-like knees unless the caller sets another dimension.
       auto [it, _] = memory[p.level].extra.try_emplace(p.member, Field{Dimension::bytes});
@@ -291,7 +302,10 @@ const Field* HardwareDescriptor::find_field(std::string_view path) const {
   auto l = memory.find(p.level);
   if (l == memory.end()) return nullptr;
   if (p.kind == ParsedPath::Kind::level_member) return &level_member(const_cast<MemoryLevel&>(l->second), p.member);
-  const auto& m = p.kind == ParsedPath::Kind::pattern ? l->second.patterns : l->second.extra;
+  const auto& m = p.kind == ParsedPath::Kind::pattern      ? l->second.patterns
+                  : p.kind == ParsedPath::Kind::first_byte ? l->second.first_byte
+                  : p.kind == ParsedPath::Kind::ramp_bandwidth ? l->second.ramp_bandwidth
+                                                           : l->second.extra;
   auto f = m.find(p.member);
   return f == m.end() ? nullptr : &f->second;
 }
@@ -325,7 +339,8 @@ bool operator==(const Field& a, const Field& b) {
 
 bool operator==(const MemoryLevel& a, const MemoryLevel& b) {
   return a.capacity == b.capacity && a.bandwidth == b.bandwidth && a.bandwidth_per_sm == b.bandwidth_per_sm &&
-         a.latency == b.latency && same_present(a.patterns, b.patterns) && same_present(a.extra, b.extra);
+         a.latency == b.latency && same_present(a.patterns, b.patterns) && same_present(a.extra, b.extra) &&
+         same_present(a.first_byte, b.first_byte) && same_present(a.ramp_bandwidth, b.ramp_bandwidth);
 }
 
 bool operator==(const TensorInstruction& a, const TensorInstruction& b) {

@@ -79,6 +79,14 @@ struct MemoryLevel {
   std::map<std::string, Field> patterns;               // each Dimension::bytes_per_second
   // Named capacity-like knees from the footprint sweep, e.g. "l2_far_half", "tlb_reach".
   std::map<std::string, Field> extra;                  // dimension as written
+  // Per pattern, the fixed time of the ramp probe's lower envelope T(X) >= first_byte + X / BW
+  // (issue 12: launch, first bytes and wave ramp of all SMs moving X bytes of this level, timed
+  // as validate times that level: cold single launches for DRAM, back-to-back warm ones for L2).
+  std::map<std::string, Field> first_byte;             // each Dimension::seconds
+  // The envelope's slope per pattern, where the level's `patterns` come from another probe
+  // (DRAM: dram-bandwidth); the tight bound takes the larger of the two, so it stays below the
+  // envelope. For L2 the ramp's slopes are the L2 patterns themselves.
+  std::map<std::string, Field> ramp_bandwidth;         // each Dimension::bytes_per_second
 };
 
 // Fixed costs every kernel pays (measured minima bound a kernel's time from below; issue 12).

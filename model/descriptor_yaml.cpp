@@ -312,7 +312,7 @@ struct DescriptorReader {
     MemoryLevel l;
     if (e.value.IsMap() && e.value.size() == 0) return l;
     auto m = L.mapping(e.value, e.key.Mark(), path,
-                       {"capacity", "bandwidth", "bandwidth_per_sm", "latency", "patterns", "extra"});
+                       {"capacity", "bandwidth", "bandwidth_per_sm", "latency", "patterns", "extra", "first_byte", "ramp_bandwidth"});
     if (auto it = m.find("capacity"); it != m.end()) l.capacity = field(it->second, path + ".capacity", Dimension::bytes, FieldKind::capacity);
     if (auto it = m.find("bandwidth"); it != m.end())
       l.bandwidth = field(it->second, path + ".bandwidth", Dimension::bytes_per_second, FieldKind::bandwidth);
@@ -322,6 +322,10 @@ struct DescriptorReader {
     if (auto it = m.find("patterns"); it != m.end())
       l.patterns = named_fields(it->second, path + ".patterns", Dimension::bytes_per_second, FieldKind::bandwidth);
     if (auto it = m.find("extra"); it != m.end()) l.extra = named_fields(it->second, path + ".extra", std::nullopt, std::nullopt);
+    if (auto it = m.find("first_byte"); it != m.end())
+      l.first_byte = named_fields(it->second, path + ".first_byte", Dimension::seconds, FieldKind::seconds);
+    if (auto it = m.find("ramp_bandwidth"); it != m.end())
+      l.ramp_bandwidth = named_fields(it->second, path + ".ramp_bandwidth", Dimension::bytes_per_second, FieldKind::bandwidth);
     return l;
   }
 
@@ -677,7 +681,9 @@ std::string to_yaml(const HardwareDescriptor& d) {
     const bool empty = !l.capacity.present() && !l.bandwidth.present() && !l.bandwidth_per_sm.present() &&
                        !l.latency.present() &&
                        std::none_of(l.patterns.begin(), l.patterns.end(), [](const auto& kv) { return kv.second.present(); }) &&
-                       std::none_of(l.extra.begin(), l.extra.end(), [](const auto& kv) { return kv.second.present(); });
+                       std::none_of(l.extra.begin(), l.extra.end(), [](const auto& kv) { return kv.second.present(); }) &&
+                       std::none_of(l.first_byte.begin(), l.first_byte.end(), [](const auto& kv) { return kv.second.present(); }) &&
+                       std::none_of(l.ramp_bandwidth.begin(), l.ramp_bandwidth.end(), [](const auto& kv) { return kv.second.present(); });
     if (empty) {
       out << YAML::Flow << YAML::BeginMap << YAML::EndMap;
       continue;
@@ -689,6 +695,8 @@ std::string to_yaml(const HardwareDescriptor& d) {
     emit_field(out, "latency", l.latency);
     emit_named(out, "patterns", l.patterns);
     emit_named(out, "extra", l.extra);
+    emit_named(out, "first_byte", l.first_byte);
+    emit_named(out, "ramp_bandwidth", l.ramp_bandwidth);
     out << YAML::EndMap;
   }
   out << YAML::EndMap;

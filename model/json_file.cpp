@@ -1,6 +1,9 @@
 // The one JSON file reader: limits checked while parsing, errors naming the file.
 #include "json_file.hpp"
 
+#include "files.hpp"
+
+#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <system_error>
@@ -90,6 +93,50 @@ const json& json_member(const json& object, const char* key, json::value_t type,
   if (numeric ? !it->is_number() : it->type() != type)
     throw JsonFileError(file, path, "expected " + type_name(type) + ", got " + it->type_name());
   return *it;
+}
+
+ProbeDetailsForUpdate read_probe_details_for_update(const fs::path& file) {
+  ProbeDetailsForUpdate out;
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(file, ec))) return out;
+  try {
+    json j = read_json_file(file, "probe details");
+    if (!j.is_object()) throw JsonFileError(file, "", std::string("expected an object, got ") + j.type_name());
+    const std::string schema = j.contains("schema") && j["schema"].is_string() ? j["schema"].get<std::string>() : "";
+    if (schema != kProbesSchema)
+      throw JsonFileError(file, "schema", "is '" + schema + "', expected '" + kProbesSchema + "'");
+    if (j.contains("probes")) {
+      const json& probes = j["probes"];
+      if (!probes.is_object()) throw JsonFileError(file, "probes", std::string("expected an object, got ") + probes.type_name());
+      for (const auto& [name, entry] : probes.items())
+        if (!entry.is_object())
+          throw JsonFileError(file, "probes." + name, std::string("expected an object, got ") + entry.type_name());
+    }
+    out.content = std::move(j);
+    return out;
+  } catch (const JsonFileError& e) {
+    out.problem = e.what();
+  }
+  // Not ours to overwrite: keep it beside, under a name no other file has.
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H%M%SZ", &tm);
+  const std::string base = file.string() + ".unreadable-" + stamp;
+  for (int n = 1;; ++n) {
+    const fs::path aside = n == 1 ? fs::path(base) : fs::path(base + "-" + std::to_string(n));
+    if (fs::exists(fs::symlink_status(aside, ec))) continue;
+    // link() refuses an existing name, so two calibrations never pick the same one.
+    fs::create_hard_link(file, aside, ec);
+    if (ec == std::errc::file_exists) continue;
+    if (ec) throw JsonFileError(file, "", out.problem + "; and it cannot be kept aside as " + aside.string() + " (" + ec.message() + ")");
+    fs::remove(file, ec);
+    if (ec) throw JsonFileError(file, "", out.problem + "; and it cannot be moved aside (" + ec.message() + ")");
+    out.set_aside = aside;
+    out.content = json::object();
+    return out;
+  }
 }
 
 }  // namespace ceiling

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "input_error.hpp"
+
 namespace ceiling {
 
 struct JsonLimits {
@@ -20,7 +22,7 @@ struct JsonLimits {
 class JsonFileError : public std::runtime_error {
  public:
   JsonFileError(const std::filesystem::path& file, const std::string& key, const std::string& cause)
-      : std::runtime_error(file.string() + ": " + (key.empty() ? std::string{} : key + ": ") + cause),
+      : std::runtime_error(one_line(file.string() + ": " + (key.empty() ? std::string{} : key + ": ") + cause)),
         file_(file.string()),
         key_(key),
         cause_(cause) {}
@@ -41,5 +43,19 @@ nlohmann::json read_json_file(const std::filesystem::path& file, const char* wha
 // JsonFileError "file: key: expected an object/array/string/number, got <type>" (or "is missing").
 const nlohmann::json& json_member(const nlohmann::json& object, const char* key, nlohmann::json::value_t type,
                                   const std::filesystem::path& file, const std::string& key_path = {});
+
+// The probe details calibrate merges its new results into (`<stem>.probes.json`, schema
+// ceiling/probes/1, docs/FORMATS.md). No file: an empty object. A file calibrate can merge into
+// (read_json_file's limits, an object of this schema whose `probes`, when present, is an object of
+// objects): its content. Any other file is never overwritten: it is renamed to
+// "<file>.unreadable-<UTC date>" (then -2, -3, ...), `set_aside` names the new place, `problem`
+// says why ("file: key: cause"), and the content is empty. Throws JsonFileError only when the file
+// can be neither read nor moved aside.
+struct ProbeDetailsForUpdate {
+  nlohmann::json content = nlohmann::json::object();
+  std::filesystem::path set_aside;  // empty: nothing was moved
+  std::string problem;
+};
+ProbeDetailsForUpdate read_probe_details_for_update(const std::filesystem::path& file);
 
 }  // namespace ceiling

@@ -89,6 +89,41 @@ std::vector<KernelKind> builtin_kinds() {
   }
   {
     KernelKind k;
+    k.name = "intensity";
+    k.summary = "k FMAs per streamed value (rows of w values times r = k/w matrices): W = 2kn, Q = 2nD, I = k/D";
+    k.params = {count("n", "values streamed (a multiple of the row width w: 8, fp16 16)"),
+                integer("k", "FMAs per value: 1, 2, 4 (fp16 also 8) or a multiple of w (default 8)", 1, 65536, 8)};
+    k.model = [](const KernelParams& p, Precision pr) {
+      return checked([&] { return intensity_model(get(p, "n"), get(p, "k", 8), pr); });
+    };
+    // Whole rows; k at its default (--sizes sweeps the working set at k = 8).
+    k.params_for_bytes = [](double bytes, Precision pr) {
+      const double w = intensity_row_width(pr);
+      return KernelParams{{"n", std::max(w, std::floor(bytes / (2.0 * bytes_per_value(pr) * w)) * w)}, {"k", 8}};
+    };
+    k.params_for_count = [](double c) { return KernelParams{{"n", c}, {"k", 8}}; };
+    // k over powers of two from 1 to 256 (I = k/D: fp64 1/8 .. 32, past 4x the CUDA-core ridge of
+    // an H100/H200 in DRAM, ~7 flop/byte; fp32 and fp16 likewise) at one working set inside the L2
+    // (L2/4, under the split at L2/2) and one outside (4 x L2). --quick: every other power of two.
+    k.sweep_points = [](double l2_bytes, Precision pr, bool quick) {
+      std::vector<KernelParams> out;
+      const double w = intensity_row_width(pr);
+      for (double bytes : {l2_bytes / 4, 4 * l2_bytes}) {
+        const double n = std::max(w, std::floor(bytes / (2.0 * bytes_per_value(pr) * w)) * w);
+        for (int e = 0; e <= 8; e += quick ? 2 : 1) {
+          const double kk = std::exp2(e);
+          if (kk < w && static_cast<int>(w) % static_cast<int>(kk) != 0) continue;
+          out.push_back({{"n", n}, {"k", kk}});
+        }
+      }
+      return out;
+    };
+    k.size_text = [](const KernelParams& p) { return "n=" + num(get(p, "n")) + " k=" + num(get(p, "k", 8)); };
+    k.order = 25;
+    t.push_back(std::move(k));
+  }
+  {
+    KernelKind k;
     k.name = "spmv-csr";
     k.summary = "SpMV in CSR: W = 2 nnz, Q = (nnz+m+n)D + (nnz+m+1)Iidx (Eq. 10)";
     k.params = {count("m", "rows"), count("n", "columns"), count("nnz", "non-zeros"),
@@ -251,14 +286,14 @@ double parse_param(const ParamSpec& spec, std::string_view text, std::string_vie
 }
 
 KernelModel make_kernel_model(const KernelKind& kind, KernelParams given, Precision p) {
-  for (const auto& [name, v] : given) {
+  for (const auto& given_param : given) {
+    const std::string& name = given_param.first;  // not a structured binding: clang 14 (fuzz build) cannot capture one
     const bool known = std::any_of(kind.params.begin(), kind.params.end(), [&](const ParamSpec& s) { return s.name == name; });
     if (!known) {
       std::string takes;
       for (const auto& s : kind.params) takes += (takes.empty() ? "" : ", ") + s.name;
       throw KernelParamError(name, name + " does not apply to kind " + kind.name + " (it takes " + takes + ")");
     }
-    (void)v;
   }
   for (const auto& s : kind.params) {
     if (given.count(s.name)) continue;

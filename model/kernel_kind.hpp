@@ -62,6 +62,10 @@ struct KernelKind {
   std::function<KernelParams(double count)> params_for_count;
   // "n=1048576", "4096x4096"; empty: "name=value" pairs in table order.
   std::function<std::string(const KernelParams&)> size_text;
+  // The validate sweep's points when the user names no sizes, for kinds swept along another axis
+  // than the working set (intensity: k across the ridge at one working set in and one out of the
+  // L2 of `l2_bytes`); `quick` asks for fewer. Empty: the working-set sweep (params_for_bytes).
+  std::function<std::vector<KernelParams>(double l2_bytes, Precision, bool quick)> sweep_points;
   int order = 100;  // display and sweep order (the paper's: SCALE before GEMV)
 };
 

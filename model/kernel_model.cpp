@@ -11,6 +11,7 @@
 
 #include "files.hpp"
 #include "kernel_kind.hpp"
+#include "memory_roof.hpp"
 #include "roofline.hpp"
 #include "units.hpp"
 
@@ -233,6 +234,43 @@ KernelModel custom_model(double work_flop, double traffic_bytes, Precision p) {
   return k;
 }
 
+int intensity_row_width(Precision p) {
+  // One row is a tensor-core tile row: FP64 m16n8k8 (8), FP16/BF16 m16n8k16 (16), 8-bit k32 (32);
+  // 4-byte values keep 8 (TF32 m16n8k8).
+  const int D = bytes_per_value(p);
+  return D >= 4 ? 8 : D == 2 ? 16 : 32;
+}
+
+double intensity_tensor_core_fraction(double k, Precision p) {
+  return std::min(1.0, k / intensity_row_width(p));
+}
+
+KernelModel intensity_model(double n, double k, Precision p) {
+  require_size(n, "intensity: n");
+  const int w = intensity_row_width(p);
+  if (!(k >= 1) || k != std::floor(k) || !std::isfinite(k))
+    throw std::invalid_argument("intensity: k must be a whole number >= 1, got " + num(k));
+  const bool banded = k < w && w % static_cast<int>(k) == 0 && (static_cast<int>(k) & (static_cast<int>(k) - 1)) == 0;
+  if (!banded && std::fmod(k, w) != 0)
+    throw std::invalid_argument("intensity: k must be a power of two below " + std::to_string(w) + " or a multiple of " +
+                                std::to_string(w) + " (the row width of " + precision_name(p) + "), got " + num(k));
+  if (std::fmod(n, w) != 0)
+    throw std::invalid_argument("intensity: n must be a multiple of the row width " + std::to_string(w) + " (" +
+                                precision_name(p) + "), got " + num(n));
+  const double D = bytes_per_value(p);
+  KernelModel m;
+  m.kind = "intensity";
+  m.description = "intensity n=" + num(n) + " k=" + num(k) + " " + precision_name(p);
+  m.precision = p;
+  m.work_flop = 2 * k * n;       // k FMAs per output value
+  m.traffic_bytes = 2 * n * D;   // read x, write y
+  m.read_bytes = n * D;
+  m.write_bytes = n * D;
+  m.working_set_bytes = 2 * n * D;
+  m.tensor_core_fraction = intensity_tensor_core_fraction(k, p);
+  return m;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Kernel files
 
@@ -410,13 +448,17 @@ const Field* find_compute(const HardwareDescriptor& hw, ComputeUnit u, Precision
 
 }  // namespace
 
-TightBound tight_bound(const HardwareDescriptor& hw, const std::string& memory_level, double t_memory_s,
-                       double t_compute_s, bool back_to_back) {
+TightBound tight_bound(const HardwareDescriptor& hw, const MemoryRoof& roof, double traffic_bytes, double t_compute_s,
+                       bool back_to_back) {
   TightBound b;
   b.back_to_back = back_to_back;
-  b.t_memory_s = t_memory_s;
+  b.bandwidth = roof.bandwidth_max;
+  b.t_memory_s = traffic_bytes / roof.bandwidth_max;
   b.t_compute_s = t_compute_s;
-  b.asymptotic_s = std::max(t_memory_s, t_compute_s);
+  b.asymptotic_s = std::max(b.t_memory_s, t_compute_s);
+  const std::string level(to_string(roof.level));
+  b.provenance.push_back("memory." + level + " roof " + format_quantity(roof.bandwidth_max, Dimension::bytes_per_second) +
+                         ": " + roof.how + " (measured maximum)");
   // A measured minimum where there is one (a bound needs the least seen), else the spec value.
   const auto least = [](const Field& f) -> std::optional<double> {
     if (f.measured) return f.measured->min > 0 ? f.measured->min : f.measured->median;
@@ -432,17 +474,26 @@ TightBound tight_bound(const HardwareDescriptor& hw, const std::string& memory_l
   } else {
     b.missing.push_back(launch_path);
   }
-  const std::string lat_path = "memory." + memory_level + ".latency";
-  const auto lvl = hw.memory.find(parse_memory_level(memory_level));
-  const std::optional<double> cycles = lvl == hw.memory.end() ? std::nullopt : least(lvl->second.latency);
-  const std::optional<double> clock = hw.sm_clock.value();
-  if (cycles && clock && *clock > 0) {
-    b.first_byte_s = *cycles / *clock;
-    b.provenance.push_back(lat_path + " = " + format_quantity(*cycles, Dimension::cycles) + " at sm_clock " +
-                           format_quantity(*clock, Dimension::hertz) + " = " +
-                           format_quantity(b.first_byte_s, Dimension::seconds));
+  if (roof.has_first_byte) {
+    b.first_byte_s = roof.first_byte_s;
+    b.first_byte_from = "ramp envelope";
+    b.provenance.push_back("memory." + level + ".first_byte = " + format_quantity(b.first_byte_s, Dimension::seconds) +
+                           " (ramp envelope for this mix)");
   } else {
-    b.missing.push_back(cycles ? "sm_clock" : lat_path);
+    const std::string lat_path = "memory." + level + ".latency";
+    const auto lvl = hw.memory.find(roof.level);
+    const std::optional<double> cycles = lvl == hw.memory.end() ? std::nullopt : least(lvl->second.latency);
+    const std::optional<double> clock = hw.sm_clock.value();
+    if (cycles && clock && *clock > 0) {
+      b.first_byte_s = *cycles / *clock;
+      b.first_byte_from = "level latency";
+      b.provenance.push_back(lat_path + " = " + format_quantity(*cycles, Dimension::cycles) + " at sm_clock " +
+                             format_quantity(*clock, Dimension::hertz) + " = " +
+                             format_quantity(b.first_byte_s, Dimension::seconds) +
+                             " (no memory." + level + ".first_byte: calibrate with the memory-ramp probe)");
+    } else {
+      b.missing.push_back(cycles ? "sm_clock" : lat_path);
+    }
   }
   b.time_s = std::max(b.launch_s, b.first_byte_s + b.asymptotic_s);
   return b;
@@ -498,12 +549,22 @@ Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const Pre
   }
   r.memory_level = std::string(to_string(level));
   const std::string bw_path = "memory." + r.memory_level + ".bandwidth";
+  // The roof of that level for the kernel's read:write mix (stream-aware; validate uses the same).
   Taken bw;
+  MemoryRoof roof;
+  if (dram_it == hw.memory.end() && level == MemoryLevelKind::dram && !opt.bandwidth_override)
+    throw std::runtime_error(bw_path + " is missing in " + descriptor_name(hw));
+  if (hw.memory.count(level)) roof = memory_roof(hw, level, k.read_bytes, k.write_bytes, pref);
   if (opt.bandwidth_override) {
     bw = take_override(*opt.bandwidth_override, bw_path, Dimension::bytes_per_second, prov);
+    roof.level = level;
+    roof.bandwidth = roof.bandwidth_max = *opt.bandwidth_override;
+    roof.how = "override (what-if)";
+    r.bandwidth_how = roof.how;
   } else {
-    const MemoryLevel* lv = level == MemoryLevelKind::l2 ? l2 : (dram_it == hw.memory.end() ? nullptr : &dram_it->second);
-    bw = take(lv ? &lv->bandwidth : nullptr, bw_path, Dimension::bytes_per_second, pref, hw, prov);
+    bw = {roof.bandwidth, roof.source};
+    r.bandwidth_how = roof.how;
+    for (const auto& line : roof.provenance) prov.push_back(line);
   }
 
   Precision cc_p = k.precision;
@@ -574,7 +635,7 @@ Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const Pre
                      (r.speedup_upper_bound == r.speedup_overlapped ? "overlapped, min(alpha, I/B)" : "un-overlapped, Eq. 19-20") +
                      "); Eq. 22/23 are stated for memory-bound kernels and do not bound this one";
   }
-  r.tight = tight_bound(hw, r.memory_level, r.t_memory, r.t_compute_cuda_core, false);
+  r.tight = tight_bound(hw, roof, k.traffic_bytes, r.t_compute_cuda_core, false);
   if (k.intensity_one_step > 0) {  // temporally blocked kinds (stencils)
     r.temporal_blocking_threshold = temporal_blocking_threshold(r.balance_cuda_core, k.intensity_one_step);  // Eq. 14
     r.temporal_blocking_min_steps = temporal_blocking_min_steps(r.balance_cuda_core, k.intensity_one_step);

@@ -43,6 +43,14 @@ KernelModel stencil_model(int points, int dims, double nx, double ny, double nz,
                           Precision p = Precision::fp64);
 KernelModel gemm_model(double m, double n, double k, Precision p = Precision::fp64);  // W=2mnk, Q=(mk+kn+2mn)D
 KernelModel custom_model(double work_flop, double traffic_bytes, Precision p = Precision::fp64);
+// Intensity sweep (issue 12): a stream of n values viewed as rows of w values (w =
+// intensity_row_width: 8 for 8- and 4-byte values, 16 for 2-byte, 32 for 1-byte); each row leaves as
+// y = x (M_1 + ... + M_r), k FMAs per output. k >= w: a multiple of w, r = k/w dense w x w products;
+// k < w (a power of two dividing w): one block-diagonal matrix with k non-zeros per column, which a
+// tensor core still multiplies in full (tensor_core_fraction k/w). W = 2kn, Q = 2nD, I = k/D.
+KernelModel intensity_model(double n, double k, Precision p = Precision::fp64);
+int intensity_row_width(Precision p);
+double intensity_tensor_core_fraction(double k, Precision p);  // min(1, k/w)
 // Small YAML kernel file: {kind: custom, work: "1 GFLOP"?...}; see docs. Throws DescriptorError-like
 // errors with file:line.
 KernelModel load_kernel_file(const std::filesystem::path& file);
@@ -71,17 +79,24 @@ struct PredictOptions {
 };
 
 // The tight bound (ours, issue 12): fixed costs a kernel cannot avoid, each a measured minimum:
-//   T >= max(launch, first_byte(level) + max(Q/BW, W/P))
+//   T >= max(launch, first_byte(level, mix) + max(Q/BW(level, mix), W/P))
 // launch = the shortest time of an empty kernel timed the same way (events around one launch, or
-// per launch back-to-back); first_byte = the level's load latency in cycles at the measured SM
-// clock. The terms do not add: on an H100 a 50 MiB SCALE timed by events took 16.6 us against
-// 3.1 us (empty launch) + 0.34 us + 15.9 us (Q/BW) = 19.4 us, so the launch overhead overlaps the
-// run. A term the descriptor lacks is 0 and named in `missing`, so the result stays a lower bound.
+// per launch back-to-back). first_byte = the intercept of the ramp probe's lower envelope
+// T(X) >= first_byte + X/BW for the kernel's read:write mix at that level, timed as validate times
+// that level (cold single launches for DRAM, warm back-to-back for L2): the launch's share that
+// does not overlap, the first bytes' latency, the wave ramp and the write-back left at the end.
+// Without a ramp in the descriptor it is the level's load latency at the measured SM clock.
+// BW = the largest bandwidth measured for the mix (memory_roof().bandwidth_max). The terms do not
+// add with the launch: on an H100 a 50 MiB SCALE timed by events took 16.6 us against 3.1 us
+// (empty launch) + 0.34 us + 15.9 us (Q/BW) = 19.4 us. A term the descriptor lacks is 0 and
+// named in `missing`, so the result stays a lower bound.
 struct TightBound {
   bool back_to_back = false;
   double launch_s = 0, first_byte_s = 0, t_memory_s = 0, t_compute_s = 0;
+  double bandwidth = 0;    // bytes/s of the roof used (the mix's measured maximum)
+  std::string first_byte_from;  // "ramp envelope" | "level latency" | ""
   double time_s = 0;       // the bound
-  double asymptotic_s = 0; // max(Q/BW, W/P): the paper's (Eq. 17)
+  double asymptotic_s = 0; // max(Q/BW, W/P) with the tight roof
   std::vector<std::string> missing;  // descriptor fields absent, their term taken as 0
   std::vector<std::string> provenance;
 };
@@ -93,7 +108,8 @@ struct Prediction {
   bool memory_bound = true;        // against the CUDA-core balance
   std::string memory_level;        // "dram" | "l2" | ...
   std::string memory_level_reason;
-  double bandwidth = 0;            // bytes/s of that level
+  double bandwidth = 0;            // bytes/s of that level for the kernel's read:write mix
+  std::string bandwidth_how;       // which patterns gave it (memory_roof().how)
   double peak_cuda_core = 0;       // flop/s
   double peak_tensor_core = 0;     // flop/s, nominal
   double tensor_core_effective_peak = 0;  // nominal * tensor_core_fraction
@@ -127,8 +143,10 @@ struct Prediction {
 std::optional<double> l2_capacity_bytes(const HardwareDescriptor& hw,
                                         SourcePreference pref = SourcePreference::measured_else_spec);
 
-TightBound tight_bound(const HardwareDescriptor& hw, const std::string& memory_level, double t_memory_s,
-                       double t_compute_s, bool back_to_back);
+struct MemoryRoof;
+// `roof` from memory_roof() for the level the working set sits in; traffic Q in bytes.
+TightBound tight_bound(const HardwareDescriptor& hw, const MemoryRoof& roof, double traffic_bytes, double t_compute_s,
+                       bool back_to_back);
 
 // Throws std::runtime_error naming the missing descriptor field when a number is absent.
 Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const PredictOptions& opt = {});

@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "input_error.hpp"
+
 namespace ceiling {
 
 // What a number measures. Values are held in the base unit of their dimension:
@@ -26,7 +28,7 @@ std::string_view to_string(Dimension d);
 // The message names the field when one was given.
 class UnitError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit UnitError(const std::string& what) : std::runtime_error(one_line(what)) {}  // input text quoted on one line
 };
 
 struct Quantity {

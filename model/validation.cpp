@@ -60,20 +60,29 @@ TimeBound time_bound(const HardwareDescriptor& hw, const KernelModel& k, Compute
   TimeBound b;
   b.memory_level = memory_level;
   MemoryLevelKind level = parse_memory_level(memory_level);
-  auto bw = hw.bandwidth(level);
-  if ((!bw || !(*bw > 0)) && level == MemoryLevelKind::l2) {
+  const auto roof_at = [&](MemoryLevelKind l) -> std::optional<MemoryRoof> {
+    if (!hw.memory.count(l)) return std::nullopt;
+    try {
+      return memory_roof(hw, l, k.read_bytes, k.write_bytes);
+    } catch (const std::runtime_error&) {
+      return std::nullopt;
+    }
+  };
+  std::optional<MemoryRoof> roof = roof_at(level);
+  if (!roof && level == MemoryLevelKind::l2) {
     // No L2 bandwidth (uncalibrated descriptor): DRAM is the only roof the model has.
     level = MemoryLevelKind::dram;
-    bw = hw.bandwidth(level);
+    roof = roof_at(level);
     b.memory_level = "dram";
     b.note = "descriptor has no L2 bandwidth: bounded with DRAM bandwidth";
   }
-  if (!bw || !(*bw > 0))
+  if (!roof)
     throw std::runtime_error("descriptor '" + hw.id + "' has no bandwidth for memory." + memory_level +
                              " (needed to bound a " + k.kind + " working set of " +
                              bytes_text(k.working_set_bytes) + ")");
-  b.bandwidth = *bw;
-  b.bandwidth_source = std::string(hw.memory.at(level).bandwidth.source());
+  b.roof = *roof;
+  b.bandwidth = roof->bandwidth;
+  b.bandwidth_source = roof->source;
   try {
     PredictOptions opt;
     opt.bandwidth_override = b.bandwidth;  // the level the working set sits in, not predict's choice
@@ -187,11 +196,13 @@ KernelResult evaluate(const HardwareDescriptor& hw, const KernelModel& k, Comput
     }
   }
   {
-    const TightBound tb = tight_bound(hw, b.memory_level, b.t_memory, b.t_compute, !l2_flushed && t.launches > 1);
+    const TightBound tb = tight_bound(hw, b.roof, k.traffic_bytes, b.t_compute, !l2_flushed && t.launches > 1);
     r.tight_bound_time_s = tb.time_s;
     r.tight_efficiency = tb.time_s / t.median;
     r.tight_launch_s = tb.launch_s;
     r.tight_first_byte_s = tb.first_byte_s;
+    r.tight_bandwidth = tb.bandwidth;
+    r.tight_first_byte_from = tb.first_byte_from;
     for (const auto& m : tb.missing) r.tight_missing += (r.tight_missing.empty() ? "" : ", ") + m;
     r.tight_verdict = r.tight_efficiency <= 1.0 + measurement_margin(t) ? "within-bound" : "beats-bound";
   }
@@ -204,12 +215,24 @@ KernelResult evaluate(const HardwareDescriptor& hw, const KernelModel& k, Comput
 }
 
 std::vector<SpeedupResult> speedups(const std::vector<KernelResult>& results) {
+  // CUDA-core results by (kernel, precision, size), in file order: one look-up per tensor-core
+  // result instead of a scan of every result (1,000,000 rows were quadratic, issue 17).
+  using Key = std::tuple<const std::string*, const std::string*, const std::map<std::string, double>*>;
+  const auto less = [](const Key& a, const Key& b) {
+    if (*std::get<0>(a) != *std::get<0>(b)) return *std::get<0>(a) < *std::get<0>(b);
+    if (*std::get<1>(a) != *std::get<1>(b)) return *std::get<1>(a) < *std::get<1>(b);
+    return *std::get<2>(a) < *std::get<2>(b);
+  };
+  std::map<Key, std::vector<const KernelResult*>, decltype(less)> cuda_core(less);
+  for (const auto& cc : results)
+    if (cc.variant == "cuda_core") cuda_core[Key{&cc.kernel, &cc.precision, &cc.size}].push_back(&cc);
   std::vector<SpeedupResult> out;
   for (const auto& tc : results) {
     if (tc.variant != "tensor_core") continue;
-    for (const auto& cc : results) {
-      if (cc.variant != "cuda_core" || cc.kernel != tc.kernel || cc.precision != tc.precision || cc.size != tc.size)
-        continue;
+    const auto match = cuda_core.find(Key{&tc.kernel, &tc.precision, &tc.size});
+    if (match == cuda_core.end()) continue;
+    for (const KernelResult* cc_ptr : match->second) {
+      const KernelResult& cc = *cc_ptr;
       SpeedupResult s;
       s.kernel = tc.kernel;
       s.precision = tc.precision;
@@ -292,6 +315,10 @@ OverlapFit fit_overlap(const std::vector<OverlapPoint>& points) {
     const Eigen::Vector2d beta = qr.solve(y);
     f.phi_raw = 1.0 - beta(0);
     f.t_other_s = beta(1);
+    // Standard error of (1 - phi): sigma^2 (X^T X)^-1 with sigma^2 = SSR / (n - 2).
+    const double ssr = (y - X * beta).squaredNorm();
+    const Eigen::Matrix2d cov = (X.transpose() * X).inverse() * (ssr / (n - 2));
+    f.phi_stderr = std::sqrt(std::max(0.0, cov(0, 0)));
   }
   f.phi = std::clamp(f.phi_raw, 0.0, 1.0);
   if (f.phi != f.phi_raw || qr.rank() < 2) {
@@ -306,22 +333,55 @@ OverlapFit fit_overlap(const std::vector<OverlapPoint>& points) {
   const double ss_res = (T - fitted).squaredNorm();
   const double ss_tot = (T.array() - T.mean()).matrix().squaredNorm();
   f.r2 = ss_tot > 0 ? 1.0 - ss_res / ss_tot : 0.0;
+  f.residual_rms = std::sqrt(((T - fitted).array() / T.array()).square().mean());
   return f;
 }
 
 std::vector<OverlapFit> overlap_fits(const std::vector<KernelResult>& results) {
-  std::vector<std::tuple<std::string, std::string, std::string>> order;
-  std::map<std::tuple<std::string, std::string, std::string>, std::vector<OverlapPoint>> groups;
+  using Key = std::tuple<std::string, std::string, std::string>;
+  std::vector<Key> order;
+  std::map<Key, std::vector<const KernelResult*>> groups;
   for (const auto& r : results) {
-    auto key = std::make_tuple(r.kernel, r.variant, r.precision);
+    Key key{r.kernel, r.variant, r.precision};
     if (!groups.count(key)) order.push_back(key);
-    groups[key].push_back({r.time_s.median, r.t_memory_s, r.t_compute_s});
+    groups[key].push_back(&r);
   }
+  const auto near_ridge = [](const KernelResult& r) {
+    return r.t_memory_s > 0 && r.t_compute_s > 0 && r.t_memory_s <= kOverlapRidgeSpan * r.t_compute_s &&
+           r.t_compute_s <= kOverlapRidgeSpan * r.t_memory_s;
+  };
+  const std::string span = num(kOverlapRidgeSpan, "%g");
   std::vector<OverlapFit> out;
   for (const auto& key : order) {
-    if (groups[key].size() < 3) continue;
-    OverlapFit f = fit_overlap(groups[key]);
+    const auto& group = groups[key];
+    // Near-ridge results per memory level, in the order the levels first appear.
+    std::vector<std::string> levels;
+    std::map<std::string, std::vector<OverlapPoint>> near;
+    for (const auto* r : group) {
+      if (!near_ridge(*r)) continue;
+      if (!near.count(r->memory_level)) levels.push_back(r->memory_level);
+      near[r->memory_level].push_back({r->time_s.median, r->t_memory_s, r->t_compute_s});
+    }
+    bool fitted = false;
+    for (const auto& level : levels) {
+      if (near[level].size() < 3) continue;
+      OverlapFit f = fit_overlap(near[level]);
+      std::tie(f.kernel, f.variant, f.precision) = key;
+      f.memory_level = level;
+      f.points_total = static_cast<int>(group.size());
+      f.selection = "near the ridge: " + std::to_string(f.points) + " " + level + " results with Tm/Tc in [1/" + span +
+                    ", " + span + "]";
+      out.push_back(f);
+      fitted = true;
+    }
+    if (fitted || group.size() < 3) continue;
+    std::vector<OverlapPoint> all;
+    for (const auto* r : group) all.push_back({r->time_s.median, r->t_memory_s, r->t_compute_s});
+    OverlapFit f = fit_overlap(all);
     std::tie(f.kernel, f.variant, f.precision) = key;
+    f.points_total = static_cast<int>(group.size());
+    f.selection = "every result (fewer than 3 per level with Tm/Tc in [1/" + span + ", " + span +
+                  "]): phi poorly identified";
     out.push_back(f);
   }
   return out;
@@ -393,6 +453,7 @@ ojson to_json(const ValidationReport& r) {
     if (x.tight_bound_time_s > 0)
       e["tight_bound"] = {{"time_s", x.tight_bound_time_s}, {"efficiency", x.tight_efficiency},
                           {"launch_s", x.tight_launch_s},  {"first_byte_s", x.tight_first_byte_s},
+                          {"bandwidth_bytes_per_s", x.tight_bandwidth}, {"first_byte_from", x.tight_first_byte_from},
                           {"verdict", x.tight_verdict},     {"missing", x.tight_missing}};
     e["bound_note"] = x.bound_note;
     e["sm_clock_hz"] = x.sm_clock_hz;
@@ -434,7 +495,9 @@ ojson to_json(const ValidationReport& r) {
   for (const auto& f : r.overlap_fits)
     fits.push_back({{"kernel", f.kernel}, {"variant", f.variant}, {"precision", f.precision}, {"phi", f.phi},
                     {"r2", f.r2}, {"points", f.points}, {"phi_raw", f.phi_raw}, {"t_other_s", f.t_other_s},
-                    {"clamped", f.clamped}, {"note", f.note}});
+                    {"clamped", f.clamped}, {"note", f.note}, {"phi_stderr", f.phi_stderr},
+                    {"residual_rms", f.residual_rms}, {"points_total", f.points_total},
+                    {"memory_level", f.memory_level}, {"selection", f.selection}});
   j["overlap_fits"] = std::move(fits);
   return j;
 }
@@ -531,6 +594,8 @@ ValidationReport from_json(const nlohmann::json& j) {
       x.tight_efficiency = opt<double>(tb, "efficiency", 0.0);
       x.tight_launch_s = opt<double>(tb, "launch_s", 0.0);
       x.tight_first_byte_s = opt<double>(tb, "first_byte_s", 0.0);
+      x.tight_bandwidth = opt<double>(tb, "bandwidth_bytes_per_s", 0.0);
+      x.tight_first_byte_from = opt<std::string>(tb, "first_byte_from", "");
       x.tight_verdict = opt<std::string>(tb, "verdict", "");
       x.tight_missing = opt<std::string>(tb, "missing", "");
     }
@@ -596,6 +661,11 @@ ValidationReport from_json(const nlohmann::json& j) {
     f.t_other_s = opt<double>(fits[i], "t_other_s", 0.0);
     f.clamped = opt<bool>(fits[i], "clamped", false);
     f.note = opt<std::string>(fits[i], "note", "");
+    f.phi_stderr = opt<double>(fits[i], "phi_stderr", 0.0);
+    f.residual_rms = opt<double>(fits[i], "residual_rms", 0.0);
+    f.points_total = opt<int>(fits[i], "points_total", f.points);
+    f.memory_level = opt<std::string>(fits[i], "memory_level", "");
+    f.selection = opt<std::string>(fits[i], "selection", "");
     r.overlap_fits.push_back(f);
   }
   return r;
@@ -674,11 +744,14 @@ std::string format_table(const ValidationReport& r) {
     }
   }
   if (!r.overlap_fits.empty()) {
-    o << "\nPartial overlap T = max + (1-phi) min + Tother, least squares over the sweep:\n";
+    o << "\nPartial overlap T = max + (1-phi) min + Tother, least squares (near the ridge where there are points):\n";
     for (const auto& f : r.overlap_fits) {
-      std::snprintf(line, sizeof line, "  %-6s %-2s %-4s phi %.3f (raw %.3g) Tother %.2fus r2 %.4f (%d points)%s%s\n",
-                    f.kernel.c_str(), short_unit(f.variant).c_str(), f.precision.c_str(), f.phi, f.phi_raw,
-                    f.t_other_s * 1e6, f.r2, f.points, f.note.empty() ? "" : "  ", f.note.c_str());
+      std::snprintf(line, sizeof line,
+                    "  %-9s %-2s %-4s %-4s phi %.3f +- %.3f (raw %.3g) Tother %.2fus r2 %.4f rms %.1f%% (%d of %d)%s%s\n",
+                    f.kernel.c_str(), short_unit(f.variant).c_str(), f.precision.c_str(),
+                    f.memory_level.empty() ? "all" : f.memory_level.c_str(), f.phi, f.phi_stderr, f.phi_raw,
+                    f.t_other_s * 1e6, f.r2, 100 * f.residual_rms, f.points, std::max(f.points, f.points_total),
+                    f.note.empty() ? "" : "  ", f.note.c_str());
       o << line;
     }
   }

@@ -13,6 +13,7 @@
 
 #include "descriptor.hpp"
 #include "kernel_model.hpp"
+#include "memory_roof.hpp"
 
 namespace ceiling::validation {
 
@@ -40,8 +41,9 @@ inline constexpr double kEventResolutionS = 0.5e-6;
 struct TimeBound {
   std::string memory_level;     // level whose bandwidth bounds: "l2" | "dram" (DRAM when the
                                 // descriptor has no L2 bandwidth; `note` says so)
-  double bandwidth = 0;         // bytes/s of that level, from the descriptor
-  std::string bandwidth_source; // "measured" | "spec"
+  double bandwidth = 0;         // bytes/s of that level for the kernel's read:write mix (memory_roof)
+  std::string bandwidth_source; // "measured" | "spec" | "mixed"
+  MemoryRoof roof;              // the same roof, with its measured maximum and first-byte time
   double t_memory = 0;          // Q / BW
   double t_compute = 0;         // W / P(unit) (tensor cores: P * tensor_core_fraction)
   double time_s = 0;            // max(t_memory, t_compute): the fully overlapped time, Eq. 17
@@ -52,8 +54,8 @@ struct TimeBound {
   std::string note;             // e.g. why predict() was not used
 };
 
-// Bound of `k` on `unit` with the bandwidth of `memory_level` taken from `hw` (predict() with
-// that level's bandwidth). Throws std::runtime_error when the descriptor lacks the level.
+// Bound of `k` on `unit` with the roof of `memory_level` for the kernel's streams (memory_roof,
+// the function predict uses). Throws std::runtime_error when the descriptor lacks the level.
 TimeBound time_bound(const HardwareDescriptor& hw, const KernelModel& k, ComputeUnit unit,
                      const std::string& memory_level);
 
@@ -109,6 +111,8 @@ struct KernelResult {
   // (cold) or back-to-back (warm, launches > 1); efficiency = tight bound / median.
   double tight_bound_time_s = 0, tight_efficiency = 0;
   double tight_launch_s = 0, tight_first_byte_s = 0;
+  double tight_bandwidth = 0;          // the tight roof (the mix's measured maximum), bytes/s
+  std::string tight_first_byte_from;   // "ramp envelope" | "level latency"
   std::string tight_verdict;  // "within-bound" | "beats-bound" (a defect in the kernel or a term)
   std::string tight_missing;  // descriptor fields the tight bound lacked (their terms taken as 0)
   std::string bound_note;
@@ -154,19 +158,30 @@ struct Geomean {
 std::vector<Geomean> geomeans(const std::vector<SpeedupResult>& s);
 
 // Partial overlap (ours): T = max(Tm, Tc) + (1 - phi) min(Tm, Tc) + Tother, fitted by linear
-// least squares on (1 - phi, Tother) over a size sweep. phi is clamped to [0, 1] (Tother refitted);
-// phi_raw is the unconstrained solution; r2 is of T against the fitted T.
+// least squares on (1 - phi, Tother). phi is clamped to [0, 1] (Tother refitted); phi_raw is the
+// unconstrained solution, phi_stderr its standard error (least-squares covariance, n - 2 degrees of
+// freedom; 0 with 3 points fitted exactly or phi not identifiable); r2 is of T against the fitted T,
+// residual_rms the RMS of (T - fitted) / T.
 struct OverlapPoint {
   double t_measured = 0, t_memory = 0, t_compute = 0;
 };
 struct OverlapFit {
   std::string kernel, variant, precision;
   double phi = 0, phi_raw = 0, t_other_s = 0, r2 = 0;
-  int points = 0;
+  double phi_stderr = 0, residual_rms = 0;
+  int points = 0;        // fitted
+  int points_total = 0;  // results of the (kernel, variant, precision)
+  std::string memory_level;  // level of the points fitted; "" = every level
+  std::string selection;     // which points were fitted and why
   bool clamped = false;
   std::string note;
 };
 OverlapFit fit_overlap(const std::vector<OverlapPoint>& points);  // throws with < 3 points
+// Where Eq. 17 and 18 differ most: Tm/Tc in [1/4, 4] (I between B/4 and 4B).
+inline constexpr double kOverlapRidgeSpan = 4.0;
+// One fit per (kernel, variant, precision) and memory level with at least 3 results near the ridge
+// (Tm/Tc within kOverlapRidgeSpan, the intensity sweep's); a group with fewer is fitted over every
+// result (levels pooled; phi then poorly identified, `selection` says so).
 std::vector<OverlapFit> overlap_fits(const std::vector<KernelResult>& results);
 
 struct DeviceRecord {

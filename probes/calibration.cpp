@@ -9,6 +9,7 @@
 
 #include "../gpu/gpu.hpp"
 #include "../model/files.hpp"
+#include "../model/json_file.hpp"
 
 namespace ceiling::probes {
 namespace fs = std::filesystem;
@@ -26,16 +27,13 @@ std::string cc_text(int cc) { return std::to_string(cc / 10) + "." + std::to_str
 
 std::string version_string(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
 
+// The probe details to merge into; a file that is not valid probe details is kept aside under a
+// new name with a warning (model/json_file.hpp), never replaced.
 json load_probes_json(const fs::path& file) {
-  std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) return json::object();
-  std::ifstream f(file);
-  try {
-    return json::parse(f);
-  } catch (const std::exception& e) {
-    spdlog::warn("{}: not valid JSON ({}); starting a new probe-details file", file.string(), e.what());
-    return json::object();
-  }
+  ProbeDetailsForUpdate u = read_probe_details_for_update(file);
+  if (!u.set_aside.empty())
+    spdlog::warn("{}; kept it as {} and starting a new probe-details file", u.problem, u.set_aside.string());
+  return std::move(u.content);
 }
 
 // Descriptor to merge into: the output file itself (resume), else the base, else the candidate
@@ -216,8 +214,10 @@ CalibrationResult run_calibration(const CalibrationOptions& opt, const Calibrati
       sum.fields.clear();
       spdlog::warn("{}: skipped: {}", tag, *skipped);
       // Keep the details of an earlier successful run of this probe, if any.
-      if (pj["probes"].contains(p.name) && pj["probes"][p.name].value("skipped", json(nullptr)).is_null())
-        entry["details"] = pj["probes"][p.name]["details"];
+      const auto prev = pj["probes"].find(p.name);
+      if (prev != pj["probes"].end() && prev->is_object() && prev->value("skipped", json(nullptr)).is_null() &&
+          prev->contains("details"))
+        entry["details"] = (*prev)["details"];
     } else {
       CalibrationEvent e = base_event;
       e.kind = CalibrationEvent::Kind::done;

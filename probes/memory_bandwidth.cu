@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "memory_probes.hpp"
+#include "../model/stats.hpp"
 
 namespace ceiling::probes::mem {
 
@@ -39,10 +40,10 @@ int arrays_touched(StreamPattern p) {
 constexpr int kL2ChunkRounds = 8;
 
 std::string LaunchConfig::str() const {
-  static const char* flavors[] = {"ld/st.cs", "ld.nc.L2::256B", "ld.nc"};
+  static const char* flavors[] = {"ld/st.cs", "ld.nc.L2::256B", "ld.nc", "ld/st"};
   return (blocks_per_sm > 0 ? std::to_string(blocks_per_sm) + " blocks/SM" : std::string("grid over the array")) +
          " x " + std::to_string(threads) + " threads x unroll " +
-         std::to_string(unroll) + ", " + (flavor >= 0 && flavor < 3 ? flavors[flavor] : "?");
+         std::to_string(unroll) + ", " + (flavor >= 0 && flavor < 4 ? flavors[flavor] : "?");
 }
 
 std::string LaunchConfig::l2_str() const {
@@ -107,8 +108,10 @@ __device__ __forceinline__ double2 ld16(const double2* p) {
     double2 v;
     asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v2.f64 {%0,%1}, [%2];" : "=d"(v.x), "=d"(v.y) : "l"(p));
     return v;
-  } else {
+  } else if constexpr (F == 2) {
     return __ldg(p);
+  } else {
+    return *p;  // plain ld.global (LDG.E.128), as the validation kernels load in-L2 data
   }
 }
 template <int F>
@@ -172,9 +175,48 @@ __global__ void stream_kernel(const double2* __restrict__ a, const double2* __re
     }
   }
   if constexpr (P == StreamPattern::read) {
+    // One slot per block (sum has >= gridDim.x): per-warp atomics on one address serialized in
+    // the L2 and made small reads slow (21 MB cold took 16.8 us on an H100, 2.5x a write).
+    __shared__ double warp_sums[32];
     for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffU, acc, o);
-    if ((threadIdx.x & 31) == 0 && acc != 0) atomicAdd(sum, acc);
+    if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = acc;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      double s = 0;
+      for (unsigned w = 0; w < (blockDim.x + 31) / 32; ++w) s += warp_sums[w];
+      sum[blockIdx.x] = s;
+    }
   }
+}
+
+// Blocks of a stream launch: blocks_per_sm x SMs, or a grid covering the array (0).
+unsigned stream_grid(const LaunchConfig& cfg, std::size_t n, int sms) {
+  const std::size_t chunk = static_cast<std::size_t>(cfg.threads) * cfg.unroll;
+  return cfg.blocks_per_sm > 0 ? static_cast<unsigned>(cfg.blocks_per_sm * sms)
+                               : static_cast<unsigned>((n + chunk - 1) / chunk);
+}
+// Slots for per-block read sums: enough for any candidate (the smallest chunk is 128 x 1).
+std::size_t sum_slots(std::size_t n, int sms) { return std::max<std::size_t>((n + 127) / 128, 64 * static_cast<std::size_t>(sms)) + 1; }
+
+// sum over i < 2n of (i mod 1021), in closed form (exact in double below 2^53).
+double expected_read_sum(std::size_t n) {
+  const std::size_t N = 2 * n, m = 1021, q = N / m, rem = N % m;
+  return static_cast<double>(q) * (m * (m - 1) / 2) + static_cast<double>(rem * (rem - 1) / 2);
+}
+
+// One launch of a read into zeroed slots, then the slots of its grid added on the host.
+template <class Launch>
+double read_checksum(Launch launch, const LaunchConfig& cfg, std::size_t n, int sms, double* slots) {
+  const unsigned grid = stream_grid(cfg, n, sms);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CUDA_CHECK(cudaMemset(slots, 0, grid * sizeof(double)));
+  launch(cfg, nullptr);
+  CUDA_CHECK_LAUNCH();
+  std::vector<double> h(grid);
+  CUDA_CHECK(cudaMemcpy(h.data(), slots, grid * sizeof(double), cudaMemcpyDeviceToHost));
+  double total = 0;
+  for (double v : h) total += v;
+  return total;
 }
 
 __global__ void count_mismatches(const double2* c, std::size_t n, StreamPattern p, unsigned long long* bad) {
@@ -206,8 +248,9 @@ StreamFn pick_flavor(int unroll, int flavor) {
     case 0: return pick_stream<P, 0>(unroll);
     case 1: return pick_stream<P, 1>(unroll);
     case 2: return pick_stream<P, 2>(unroll);
+    case 3: return pick_stream<P, 3>(unroll);
   }
-  throw std::invalid_argument("stream: flavor must be 0, 1 or 2");
+  throw std::invalid_argument("stream: flavor must be 0, 1, 2 or 3");
 }
 
 StreamFn stream_fn(StreamPattern p, const LaunchConfig& cfg) {
@@ -527,21 +570,14 @@ BandwidthResult stream_bandwidth(StreamPattern p, std::size_t elements, const st
   if (elements < 1) throw std::invalid_argument("stream: no elements");
   const int sms = sms_now();
   gpu::DeviceBuffer<double2> a(elements), b(p == StreamPattern::triad ? elements : 1), c(elements);
-  gpu::DeviceBuffer<double> sum(1);
+  gpu::DeviceBuffer<double> sum(p == StreamPattern::read ? sum_slots(elements, sms) : 1);
   gpu::DeviceBuffer<unsigned long long> bad(1);
   init_ab<<<4 * sms, 256>>>(a.data(), p == StreamPattern::triad ? b.data() : nullptr, elements);
   CUDA_CHECK_LAUNCH();
-  CUDA_CHECK(cudaMemset(sum.data(), 0, sizeof(double)));
   CUDA_CHECK(cudaDeviceSynchronize());
-  long long launches = 0;
-  bool counting = false;
   auto launch = [&](const LaunchConfig& cfg, cudaStream_t s) {
-    const std::size_t chunk = static_cast<std::size_t>(cfg.threads) * cfg.unroll;
-    const unsigned blocks = cfg.blocks_per_sm > 0 ? static_cast<unsigned>(cfg.blocks_per_sm * sms)
-                                                  : static_cast<unsigned>((elements + chunk - 1) / chunk);
-    stream_fn(p, cfg)<<<blocks, cfg.threads, 0, s>>>(a.data(), b.data(), c.data(), elements,
+    stream_fn(p, cfg)<<<stream_grid(cfg, elements, sms), cfg.threads, 0, s>>>(a.data(), b.data(), c.data(), elements,
                                                                              sum.data());
-    if (counting) ++launches;
   };
   auto fit = [&](const LaunchConfig& cfg) {
     return fit_blocks(stream_fn(p, cfg), cfg.threads, cfg.blocks_per_sm);
@@ -549,21 +585,15 @@ BandwidthResult stream_bandwidth(StreamPattern p, std::size_t elements, const st
   auto before_final = [&] {
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemset(c.data(), 0xff, c.bytes()));  // NaN: every element must be written again
-    CUDA_CHECK(cudaMemset(sum.data(), 0, sizeof(double)));
-    counting = true;
   };
   BandwidthResult r = search_and_time(candidates, 16.0 * elements * arrays_touched(p), launch, fit, opt, search_repeats,
                                       before_final);
   CUDA_CHECK(cudaDeviceSynchronize());
   if (p == StreamPattern::read) {
-    double got = 0;
-    CUDA_CHECK(cudaMemcpy(&got, sum.data(), sizeof got, cudaMemcpyDeviceToHost));
-    // sum over i < N of (i mod 1021), in closed form (exact in double below 2^53).
-    const std::size_t N = 2 * elements, m = 1021, q = N / m, rem = N % m;
-    const double per_run = static_cast<double>(q) * (m * (m - 1) / 2) + static_cast<double>(rem * (rem - 1) / 2);
-    if (got != per_run * static_cast<double>(launches))
-      throw std::runtime_error("stream read: checksum " + std::to_string(got) + " != " +
-                               std::to_string(per_run * static_cast<double>(launches)));
+    const double got = read_checksum(launch, r.config, elements, sms, sum.data());
+    const double want = expected_read_sum(elements);
+    if (got != want)
+      throw std::runtime_error("stream read: checksum " + std::to_string(got) + " != " + std::to_string(want));
   } else {
     CUDA_CHECK(cudaMemset(bad.data(), 0, sizeof(unsigned long long)));
     count_mismatches<<<4 * sms, 256>>>(c.data(), elements, p, bad.data());
@@ -615,6 +645,124 @@ BandwidthResult l2_bandwidth(std::size_t buffer_bytes, int passes, const std::ve
   if (got != want)
     throw std::runtime_error("l2 bandwidth: checksum " + std::to_string(got) + " != expected " + std::to_string(want));
   return r;
+}
+
+std::vector<LaunchConfig> ramp_candidates(RampTiming timing, bool quick) {
+  // Grids over the array (blocks_per_sm 0) suit small sizes, persistent full-occupancy grids
+  // (2048 / threads blocks per SM) large ones; warm in-L2 data wants plain loads, cold DRAM data
+  // streaming (.cs) or plain ones.
+  struct Shape {
+    int threads, unroll, bps;  // bps -1: 2048 / threads
+  };
+  const std::vector<Shape> shapes =
+      quick ? std::vector<Shape>{{256, 1, 0}, {512, 2, 0}, {1024, 2, -1}}
+            : std::vector<Shape>{{128, 1, 0}, {256, 1, 0}, {512, 1, 0}, {1024, 1, 0}, {256, 2, 0},
+                                 {512, 2, 0}, {256, 4, 0}, {1024, 2, -1}, {512, 4, -1}, {256, 8, -1}};
+  const std::vector<int> flavors = timing == RampTiming::cold ? std::vector<int>{0, 2, 3} : std::vector<int>{2, 3};
+  std::vector<LaunchConfig> c;
+  for (int f : flavors)
+    for (const Shape& s : shapes) c.push_back({s.bps < 0 ? 2048 / s.threads : s.bps, s.threads, s.unroll, f});
+  return c;
+}
+
+std::vector<RampPoint> stream_ramp(StreamPattern p, const std::vector<std::size_t>& elements, RampTiming timing,
+                                   const std::vector<LaunchConfig>& candidates, int repeats, int search_repeats) {
+  if (elements.empty() || candidates.empty()) throw std::invalid_argument("ramp: no sizes or no configurations");
+  if (repeats < 1 || search_repeats < 1) throw std::invalid_argument("ramp: repeats must be >= 1");
+  const std::size_t max_n = *std::max_element(elements.begin(), elements.end());
+  if (max_n < 1) throw std::invalid_argument("ramp: no elements");
+  const int sms = sms_now();
+  const bool reads = p != StreamPattern::write, writes = p != StreamPattern::read;
+  gpu::DeviceBuffer<double2> a(reads ? max_n : 1), b(p == StreamPattern::triad ? max_n : 1), c(writes ? max_n : 1);
+  gpu::DeviceBuffer<double> sum(p == StreamPattern::read ? sum_slots(max_n, sms) : 1);
+  gpu::DeviceBuffer<unsigned long long> bad(1);
+  if (reads) {
+    init_ab<<<4 * sms, 256>>>(a.data(), p == StreamPattern::triad ? b.data() : nullptr, max_n);
+    CUDA_CHECK_LAUNCH();
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<RampPoint> out;
+  for (const std::size_t n : elements) {
+    if (n < 1 || n > max_n) throw std::invalid_argument("ramp: element count out of range");
+    const auto launch = [&](const LaunchConfig& cfg, cudaStream_t s) {
+      stream_fn(p, cfg)<<<stream_grid(cfg, n, sms), cfg.threads, 0, s>>>(a.data(), b.data(), c.data(), n, sum.data());
+    };
+    // Timed as validate times a kernel at this level (kernels/runner.cpp `measure`).
+    struct Timed {
+      gpu::Timing t;
+      int launches = 1;
+    };
+    const auto timed = [&](const LaunchConfig& cfg, int reps) {
+      Timed r;
+      gpu::TimingOptions o;
+      o.max_retries = 0;
+      o.max_cv = 1.0;  // the least time is what counts; noise only makes it larger
+      if (timing == RampTiming::cold) {
+        o.warmup = 1;
+        o.repeats = reps;
+        o.flush_l2 = true;
+        r.t = gpu::time_kernel([&](cudaStream_t s) { launch(cfg, s); }, o);
+        return r;
+      }
+      gpu::TimingOptions one = o;
+      one.warmup = 2;
+      one.repeats = 3;
+      const double single = gpu::time_kernel([&](cudaStream_t s) { launch(cfg, s); }, one).summary.median;
+      const int k = std::clamp(static_cast<int>(std::ceil(50e-6 / single)), 1, 64);
+      o.warmup = 1;
+      o.repeats = reps;
+      r.t = gpu::time_kernel([&](cudaStream_t s) {
+        for (int i = 0; i < k; ++i) launch(cfg, s);
+      }, o);
+      for (double& x : r.t.seconds) x /= k;
+      r.t.summary = summarize(r.t.seconds);
+      r.launches = k;
+      return r;
+    };
+    RampPoint pt;
+    pt.working_set_bytes = 16.0 * static_cast<double>(n) * arrays_touched(p);
+    double best = -1;
+    std::map<std::string, bool> seen;
+    for (LaunchConfig cfg : candidates) {
+      cfg.blocks_per_sm = fit_blocks(stream_fn(p, cfg), cfg.threads, cfg.blocks_per_sm);
+      if (cfg.blocks_per_sm < 0 || seen[cfg.str()]) continue;
+      seen[cfg.str()] = true;
+      ++pt.configs_tried;
+      const Timed t = timed(cfg, search_repeats);
+      if (best < 0 || t.t.summary.median < best) {
+        best = t.t.summary.median;
+        pt.config = cfg;
+      }
+    }
+    if (best < 0) throw std::runtime_error("ramp: no launch configuration fits this device");
+    const Timed final_t = timed(pt.config, repeats);
+    pt.min_s = final_t.t.summary.min;
+    pt.median_s = final_t.t.summary.median;
+    pt.cv = final_t.t.summary.cv;
+    pt.launches = final_t.launches;
+    // Its output, poisoned first, from one more launch of the chosen configuration.
+    CUDA_CHECK(cudaDeviceSynchronize());
+    if (!writes) {
+      const double got = read_checksum(launch, pt.config, n, sms, sum.data());
+      if (got != expected_read_sum(n))
+        throw std::runtime_error("ramp read: checksum " + std::to_string(got) + " != " +
+                                 std::to_string(expected_read_sum(n)));
+    } else {
+      CUDA_CHECK(cudaMemset(c.data(), 0xff, n * sizeof(double2)));  // NaN
+      launch(pt.config, nullptr);
+      CUDA_CHECK_LAUNCH();
+      CUDA_CHECK(cudaMemset(bad.data(), 0, sizeof(unsigned long long)));
+      count_mismatches<<<4 * sms, 256>>>(c.data(), n, p, bad.data());
+      CUDA_CHECK_LAUNCH();
+      unsigned long long nbad = 0;
+      CUDA_CHECK(cudaMemcpy(&nbad, bad.data(), sizeof nbad, cudaMemcpyDeviceToHost));
+      if (nbad)
+        throw std::runtime_error("ramp " + to_string(p) + ": " + std::to_string(nbad) + " of " + std::to_string(2 * n) +
+                                 " written values are wrong");
+    }
+    out.push_back(pt);
+  }
+  return out;
 }
 
 PerSmBandwidth l1_bandwidth_per_sm(int iterations, int repeats) { return per_sm_bandwidth(false, iterations, repeats); }

@@ -99,4 +99,24 @@ PerSmBandwidth shared_bandwidth_per_sm(int iterations, int repeats);
 
 std::vector<LaunchConfig> default_stream_candidates(bool quick);
 
+// ---- ramp (issue 12): the least time to move a working set, timed as validate times kernels ----
+enum class RampTiming {
+  cold,  // L2 evicted clean before each repeat, CUDA events around one launch (validate's DRAM sizes)
+  warm,  // back-to-back launches per timed region, per launch (validate's in-L2 sizes)
+};
+struct RampPoint {
+  double working_set_bytes = 0;  // bytes touched = bytes moved (each array once)
+  double min_s = 0;              // least repeat of the fastest configuration
+  double median_s = 0;           // its median
+  double cv = 0;
+  int launches = 1;              // per timed region (warm)
+  LaunchConfig config;
+  int configs_tried = 0;
+};
+// For each element count (16-byte items per array), every candidate is timed briefly, the fastest
+// by median is timed with `repeats`, and its output is checked (poisoned first) before it counts.
+std::vector<RampPoint> stream_ramp(StreamPattern p, const std::vector<std::size_t>& elements, RampTiming timing,
+                                   const std::vector<LaunchConfig>& candidates, int repeats, int search_repeats = 3);
+std::vector<LaunchConfig> ramp_candidates(RampTiming timing, bool quick);
+
 }  // namespace ceiling::probes::mem

@@ -522,7 +522,10 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
       if (r.gpu_id != g.hw.id) continue;
       for (const auto& e : r.report.results) {
         auto b = cc_balance(g.hw, e.precision, e.memory_level);
-        if (b && e.intensity > 0) rmin = std::min(rmin, std::pow(10.0, std::floor(std::log10(e.intensity / *b / 2))));
+        if (b && e.intensity > 0) {
+          rmin = std::min(rmin, std::pow(10.0, std::floor(std::log10(e.intensity / *b / 2))));
+          rmax = std::max(rmax, std::pow(10.0, std::ceil(std::log10(e.intensity / *b * 2))));  // the intensity sweep reaches I/B ~ 10
+        }
       }
       for (const auto& s : r.report.speedups)
         if (s.measured > 0) smin = std::min(smin, s.measured * 0.9), smax = std::max(smax, s.measured * 1.1);

@@ -117,6 +117,8 @@ int count_measured(const HardwareDescriptor& hw) {
     f(l.capacity), f(l.bandwidth), f(l.bandwidth_per_sm), f(l.latency);
     for (const auto& [_, x] : l.patterns) f(x);
     for (const auto& [_, x] : l.extra) f(x);
+    for (const auto& [_, x] : l.first_byte) f(x);
+    for (const auto& [_, x] : l.ramp_bandwidth) f(x);
   }
   for (const auto& [u, m] : hw.compute)
     for (const auto& [p, x] : m) f(x);
@@ -347,6 +349,12 @@ bool dir_empty(const fs::path& dir) {
 }
 
 }  // namespace
+
+std::optional<ManifestEntries> read_report_manifest(const fs::path& dir) {
+  auto m = read_manifest(dir);
+  if (!m) return std::nullopt;
+  return ManifestEntries{std::move(m->files), std::move(m->ignored)};
+}
 
 ReportInput load_report_input(const std::vector<fs::path>& descriptors, const std::vector<fs::path>& results) {
   ReportInput in;

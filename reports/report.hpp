@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -88,6 +89,15 @@ ReportOutput write_report(const ReportInput& in, const std::filesystem::path& di
 void check_output_dir(const std::filesystem::path& dir);
 
 // ---- helpers, exposed for tests ----
+
+// The manifest of a previous report in `dir` as write_report reads it (the fuzz target and the
+// regression corpus use it): nullopt when there is none or it is not a ceiling report manifest;
+// `files` holds only paths confined to `dir` (relative, no "." or "..", no symbolic link on the way).
+struct ManifestEntries {
+  std::map<std::string, std::string> files;  // relative path -> FNV-1a hash
+  std::vector<std::string> ignored;          // entries refused, with why
+};
+std::optional<ManifestEntries> read_report_manifest(const std::filesystem::path& dir);
 
 // Minimal XML well-formedness check (tag balance, attribute quoting, entities, one root).
 // Returns false and sets *error ("line N: cause") when the text is not well-formed.

@@ -8,6 +8,7 @@
 
 #include "model/descriptor.hpp"
 #include "model/kernel_model.hpp"
+#include "model/memory_roof.hpp"
 #include "model/validation.hpp"
 
 using namespace ceiling;
@@ -42,25 +43,32 @@ HardwareDescriptor with_fixed_costs() {
 
 }  // namespace
 
+// The old call shape: a level, a memory time at the level's bandwidth, a compute time.
+static TightBound bound_at(const HardwareDescriptor& hw, const char* level, double t_memory, double t_compute, bool b2b) {
+  const MemoryRoof roof = memory_roof(hw, parse_memory_level(level), 0, 0);
+  return tight_bound(hw, roof, t_memory * roof.bandwidth_max, t_compute, b2b);
+}
+
 TEST_CASE("tight bound: the launch overlaps the run; first byte adds to the streaming time") {
   const HardwareDescriptor hw = with_fixed_costs();
-  const TightBound once = tight_bound(hw, "dram", 10e-6, 1e-6, false);
+  const TightBound once = bound_at(hw, "dram", 10e-6, 1e-6, false);
   CHECK(once.launch_s == 2.5e-6);                           // the measured minimum, not the median
   CHECK(once.first_byte_s == doctest::Approx(590 / 2e9));   // least latency at the measured clock
-  CHECK(once.asymptotic_s == 10e-6);
+  CHECK(once.first_byte_from == "level latency");           // no ramp in this descriptor
+  CHECK(once.asymptotic_s == doctest::Approx(10e-6));
   CHECK(once.time_s == doctest::Approx(295e-9 + 10e-6));
   CHECK(once.missing.empty());
-  CHECK(tight_bound(hw, "dram", 0.5e-6, 0.1e-6, false).time_s == 2.5e-6);  // launch-bound, launched once
-  const TightBound warm_small = tight_bound(hw, "l2", 0.3e-6, 0.1e-6, true);
+  CHECK(bound_at(hw, "dram", 0.5e-6, 0.1e-6, false).time_s == 2.5e-6);  // launch-bound, launched once
+  const TightBound warm_small = bound_at(hw, "l2", 0.3e-6, 0.1e-6, true);
   CHECK(warm_small.time_s == 2.0e-6);  // launch-bound: the back-to-back launch period
-  const TightBound warm_big = tight_bound(hw, "l2", 30e-6, 0.1e-6, true);
+  const TightBound warm_big = bound_at(hw, "l2", 30e-6, 0.1e-6, true);
   CHECK(warm_big.time_s == doctest::Approx(268 / 2e9 + 30e-6));
   // A missing term is named and counts 0: still a lower bound.
   HardwareDescriptor bare = hw;
   bare.fixed_costs = {};
   bare.memory[MemoryLevelKind::dram].latency = Field{Dimension::cycles};
-  const TightBound b = tight_bound(bare, "dram", 10e-6, 1e-6, false);
-  CHECK(b.time_s == 10e-6);  // == the paper's bound when the descriptor has no fixed costs
+  const TightBound b = bound_at(bare, "dram", 10e-6, 1e-6, false);
+  CHECK(b.time_s == doctest::Approx(10e-6));  // == the paper's bound when the descriptor has no fixed costs
   REQUIRE(b.missing.size() == 2);
   CHECK(b.missing[0] == "fixed_costs.launch_single");
   CHECK(b.missing[1] == "memory.dram.latency");

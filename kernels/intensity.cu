@@ -1,0 +1,595 @@
+// Intensity sweep (issue 12): y = x (M_1 + ... + M_r) row by row, k FMAs per streamed value
+// (intensity_model: W = 2kn, Q = 2nD, I = k/D). Rows of w values (fp64/fp32 8, fp16 16) are stored
+// in blocks of 32 rows, each block as 16-byte column groups: value i of row R sits at
+//   (R/32)*32w + (i/V)*32V + (R%32)*V + i%V,   V = 16/D values per 16-byte vector,
+// so that one row per thread (CUDA cores) and tensor-core fragments (rows g, g+8 of a 16-row tile)
+// both load whole 128-byte segments. Both units compute the same y from the same matrices.
+// k >= w: r = k/w dense w x w matrices, multiplied one after another into one accumulator (no
+// compiler may fold them); k < w: one block-diagonal matrix (k x k blocks, k non-zeros per column),
+// which the CUDA cores skip and the tensor cores multiply in full (tensor_core_fraction k/w).
+// CUDA cores: one row per thread, the matrices in __constant__ (DFMA/FFMA/HFMA2 read c[][]
+// operands), fp16 accumulates in fp16 (HFMA2). Tensor cores: FP64 mma.m16n8k8 (sm_90; four
+// m8n8k4 elsewhere) and FP16 mma.m16n8k16 with FP16 accumulate (as the HFMA2 side and as the wgmma
+// probe that filled compute.tensor_core.fp16); a warp multiplies four independent 16-row tiles per
+// step (ILP 4) against B fragments staged once per block in shared memory; persistent grid.
+// Matrix entries s (16+u)/16 2^-e (u < 16, e = 1 + ceil(log2 k / 2)) are exact in fp16, fp32
+// and fp64 and keep |y| ~ 0.5 for every k; fp16 inputs are 11-bit values in [0.25, 1).
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "common.cuh"
+#include "gpu/gpu.hpp"
+#include "verify.hpp"
+
+namespace ceiling::kernels {
+namespace {
+
+constexpr int kCcThreads = 256;
+constexpr int kTcThreads = 256;  // 8 warps
+constexpr int kTcTiles = 4;      // 16-row tiles per warp step: 64 rows, two 32-row blocks
+constexpr int kMaxK = 256;
+constexpr int kConstantEntries = 2048;  // fp64/fp32: r * w * w at k = 256; fp16: half2 pairs
+constexpr const char* kLdg128 = "LDG\\.E[A-Z0-9.]*\\.128";
+
+template <class T> CEILING_HOST_DEVICE constexpr int row_width() { return sizeof(T) == 2 ? 16 : 8; }
+template <class T> CEILING_HOST_DEVICE constexpr int vec_values() { return 16 / static_cast<int>(sizeof(T)); }
+
+// Where value i of row `row` lives (the blocked layout above), in values.
+template <class T>
+CEILING_HOST_DEVICE inline long long value_index(long long row, int i) {
+  constexpr int W = row_width<T>(), V = vec_values<T>();
+  return (row >> 5) * (32LL * W) + (i / V) * (32 * V) + (row & 31) * V + i % V;
+}
+
+// Inputs exact in T, identical on host and device: fp16 keeps 11 significant bits.
+template <class T>
+CEILING_HOST_DEVICE inline double input_value(std::uint64_t seed, long long i) {
+  const double z = random_value(seed, static_cast<std::uint64_t>(i));
+  if constexpr (sizeof(T) == 2) {
+    const double q = std::floor(std::fabs(z) * 2048.0) / 2048.0;  // [0.25, 1) in steps of 2^-11
+    return z < 0 ? -q : q;
+  } else {
+    return static_cast<double>(static_cast<T>(z));
+  }
+}
+
+template <class T>
+__global__ void intensity_fill(T* __restrict__ p, long long n, std::uint64_t seed) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    if constexpr (sizeof(T) == 2) p[i] = __float2half_rn(static_cast<float>(input_value<T>(seed, i)));
+    else p[i] = static_cast<T>(input_value<T>(seed, i));
+  }
+}
+
+// M_j[i][c] at (j*w + i)*w + c, j < r.
+std::vector<double> make_matrices(std::uint64_t seed, int k, int w) {
+  const int r = std::max(1, k / w), blk = std::min(k, w);
+  const int e = 1 + static_cast<int>(std::ceil(std::log2(static_cast<double>(k)) / 2));
+  std::vector<double> m(static_cast<size_t>(r) * w * w, 0.0);
+  for (size_t idx = 0; idx < m.size(); ++idx) {
+    const int i = static_cast<int>(idx / w % w), c = static_cast<int>(idx % w);
+    if (i / blk != c / blk) continue;  // k < w: block-diagonal
+    const double z = random_value(seed ^ 0x1A7E45177ull, idx);
+    const int u = std::clamp(static_cast<int>((std::fabs(z) - 0.25) / 0.75 * 16), 0, 15);
+    m[idx] = std::ldexp((16.0 + u) / 16.0, -e) * (z < 0 ? -1 : 1);
+  }
+  return m;
+}
+
+__constant__ double c_m_fp64[kConstantEntries];
+__constant__ float c_m_fp32[kConstantEntries];
+__constant__ __half2 c_m_fp16[kConstantEntries];
+// Which instance's matrices the constant banks hold (a counter drawn at randomize, never reused).
+unsigned long long g_constant_generation = 0, g_next_generation = 1;
+
+template <bool Streaming, class V>
+__device__ __forceinline__ V load_v(const V* p) {
+  if constexpr (Streaming) return __ldcs(p);
+  else return *p;
+}
+template <bool Streaming, class V>
+__device__ __forceinline__ void store_v(V* p, const V& v) {
+  if constexpr (Streaming) __stcs(p, v);
+  else *p = v;
+}
+
+// ---- CUDA cores: one row per thread ----------------------------------------------------------
+
+template <class T> __device__ __forceinline__ T matrix_entry(int idx);
+template <> __device__ __forceinline__ double matrix_entry<double>(int idx) { return c_m_fp64[idx]; }
+template <> __device__ __forceinline__ float matrix_entry<float>(int idx) { return c_m_fp32[idx]; }
+
+// acc[c] += x[i] * M_j[i][c] over j, then i in c's block; K and W known at compile time, so every
+// matrix entry is an immediate c[][] operand.
+template <class T, int K, int W>
+__device__ __forceinline__ void row_products(const T (&x)[W], T (&acc)[W]) {
+  constexpr int R = K >= W ? K / W : 1, BLK = K >= W ? W : K;
+#pragma unroll
+  for (int c = 0; c < W; ++c) acc[c] = T(0);
+#pragma unroll
+  for (int j = 0; j < R; ++j)
+#pragma unroll
+    for (int c = 0; c < W; ++c)
+#pragma unroll
+      for (int i = (c / BLK) * BLK; i < (c / BLK) * BLK + BLK; ++i) acc[c] = fma(x[i], matrix_entry<T>((j * W + i) * W + c), acc[c]);
+}
+
+template <int K, bool Streaming>
+__global__ void __launch_bounds__(kCcThreads) intensity_cuda_core_fp64(const double2* __restrict__ x,
+                                                                       double2* __restrict__ y, long long rows) {
+  constexpr int W = 8, NV = W / 2;
+  const long long row = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+  const long long base = (row >> 5) * (32 * NV) + (row & 31);
+  double xv[W], acc[W];
+#pragma unroll
+  for (int v = 0; v < NV; ++v) {
+    const double2 t = load_v<Streaming>(x + base + 32 * v);
+    xv[2 * v] = t.x;
+    xv[2 * v + 1] = t.y;
+  }
+  row_products<double, K, W>(xv, acc);
+#pragma unroll
+  for (int v = 0; v < NV; ++v) store_v<Streaming>(y + base + 32 * v, make_double2(acc[2 * v], acc[2 * v + 1]));
+}
+
+template <int K, bool Streaming>
+__global__ void __launch_bounds__(kCcThreads) intensity_cuda_core_fp32(const float4* __restrict__ x,
+                                                                       float4* __restrict__ y, long long rows) {
+  constexpr int W = 8, NV = W / 4;
+  const long long row = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+  const long long base = (row >> 5) * (32 * NV) + (row & 31);
+  float xv[W], acc[W];
+#pragma unroll
+  for (int v = 0; v < NV; ++v) {
+    const float4 t = load_v<Streaming>(x + base + 32 * v);
+    xv[4 * v] = t.x;
+    xv[4 * v + 1] = t.y;
+    xv[4 * v + 2] = t.z;
+    xv[4 * v + 3] = t.w;
+  }
+  row_products<float, K, W>(xv, acc);
+#pragma unroll
+  for (int v = 0; v < NV; ++v)
+    store_v<Streaming>(y + base + 32 * v, make_float4(acc[4 * v], acc[4 * v + 1], acc[4 * v + 2], acc[4 * v + 3]));
+}
+
+// fp16: outputs in pairs (2p, 2p+1), HFMA2 with the input broadcast to both halves; k = 1 pairs
+// (x_2p, x_2p+1) with the diagonal (M[2p][2p], M[2p+1][2p+1]). Accumulates in fp16.
+template <int K, bool Streaming>
+__global__ void __launch_bounds__(kCcThreads) intensity_cuda_core_fp16(const uint4* __restrict__ x,
+                                                                       uint4* __restrict__ y, long long rows) {
+  constexpr int W = 16, P = W / 2, R = K >= W ? K / W : 1, BLK = K >= W ? W : K;
+  const long long row = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+  const long long base = (row >> 5) * 64 + (row & 31);
+  __half2 xv[P], acc[P];
+#pragma unroll
+  for (int v = 0; v < 2; ++v) {
+    const uint4 t = load_v<Streaming>(x + base + 32 * v);
+    const unsigned u[4] = {t.x, t.y, t.z, t.w};
+#pragma unroll
+    for (int q = 0; q < 4; ++q) xv[4 * v + q] = *reinterpret_cast<const __half2*>(&u[q]);
+  }
+  const __half2 zero = __float2half2_rn(0.0f);
+#pragma unroll
+  for (int p = 0; p < P; ++p) acc[p] = zero;
+  if constexpr (K == 1) {
+#pragma unroll
+    for (int p = 0; p < P; ++p) acc[p] = __hfma2(xv[p], c_m_fp16[p], acc[p]);
+  } else {
+#pragma unroll
+    for (int j = 0; j < R; ++j)
+#pragma unroll
+      for (int p = 0; p < P; ++p)
+#pragma unroll
+        for (int i = (2 * p / BLK) * BLK; i < (2 * p / BLK) * BLK + BLK; ++i) {
+          const __half2 xi = (i & 1) ? __high2half2(xv[i / 2]) : __low2half2(xv[i / 2]);
+          acc[p] = __hfma2(xi, c_m_fp16[(j * W + i) * P + p], acc[p]);
+        }
+  }
+#pragma unroll
+  for (int v = 0; v < 2; ++v) {
+    uint4 t;
+    unsigned* u = reinterpret_cast<unsigned*>(&t);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) u[q] = *reinterpret_cast<const unsigned*>(&acc[4 * v + q]);
+    store_v<Streaming>(y + base + 32 * v, t);
+  }
+}
+
+// ---- tensor cores ------------------------------------------------------------------------------
+
+// D(16x8) = A(16x8) B(8x8) + C, FP64. Lane (g, t) = (lane/4, lane%4): a = {A[g][t], A[g+8][t],
+// A[g][t+4], A[g+8][t+4]}, b = {B[t][g], B[t+4][g]}, d = {D[g][2t], D[g][2t+1], D[g+8][2t], D[g+8][2t+1]}
+// (CUTLASS SM90_16x8x8_F64F64F64F64_TN). Before sm_90: the same product as four m8n8k4.
+__device__ __forceinline__ void mma_m16n8k8_fp64(double (&d)[4], double a0, double a1, double a2, double a3,
+                                                 double b0, double b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+      : "d"(a0), "d"(a1), "d"(a2), "d"(a3), "d"(b0), "d"(b1));
+#else
+  mma_m8n8k4_fp64(d[0], d[1], a0, b0, d[0], d[1]);
+  mma_m8n8k4_fp64(d[0], d[1], a2, b1, d[0], d[1]);
+  mma_m8n8k4_fp64(d[2], d[3], a1, b0, d[2], d[3]);
+  mma_m8n8k4_fp64(d[2], d[3], a3, b1, d[2], d[3]);
+#endif
+}
+
+// D(16x8) = A(16x16) B(16x8) + C, FP16 in, FP16 accumulate: a = {(A[g][2t], A[g][2t+1]),
+// (A[g+8][2t], ..), (A[g][2t+8], ..), (A[g+8][2t+8], ..)}, b = {(B[2t][g], B[2t+1][g]),
+// (B[2t+8][g], B[2t+9][g])}, d = {(D[g][2t], D[g][2t+1]), (D[g+8][2t], D[g+8][2t+1])}.
+__device__ __forceinline__ void mma_m16n8k16_fp16(unsigned (&d)[2], unsigned a0, unsigned a1, unsigned a2,
+                                                  unsigned a3, unsigned b0, unsigned b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%0, %1};\n"
+      : "+r"(d[0]), "+r"(d[1])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// One warp step: 4 tiles of 16 rows (two 32-row blocks of 128 double2). Lane (g, t) loads the
+// double2 holding values 2t, 2t+1 of rows g and g+8 of each tile; A's k-slot t takes value 2t and
+// slot t+4 value 2t+1 (the B fragments are permuted to match), so D lands on the same positions.
+template <int R, bool Streaming>
+__global__ void __launch_bounds__(kTcThreads) intensity_tensor_core_fp64(const double2* __restrict__ x,
+                                                                         double2* __restrict__ y, long long steps,
+                                                                         const double2* __restrict__ frag) {
+  __shared__ double2 b_s[R * 32];
+  for (int i = threadIdx.x; i < R * 32; i += blockDim.x) b_s[i] = frag[i];
+  __syncthreads();
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const long long warps = static_cast<long long>(gridDim.x) * (blockDim.x >> 5);
+  for (long long s = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; s < steps; s += warps) {
+    long long at[kTcTiles];
+    double2 lo[kTcTiles], hi[kTcTiles];
+#pragma unroll
+    for (int q = 0; q < kTcTiles; ++q) {
+      at[q] = s * 256 + (q >> 1) * 128 + t * 32 + (q & 1) * 16 + g;
+      lo[q] = load_v<Streaming>(x + at[q]);
+      hi[q] = load_v<Streaming>(x + at[q] + 8);
+    }
+    double d[kTcTiles][4];
+#pragma unroll
+    for (int q = 0; q < kTcTiles; ++q) d[q][0] = d[q][1] = d[q][2] = d[q][3] = 0.0;
+#pragma unroll
+    for (int j = 0; j < R; ++j) {
+      const double2 b = b_s[j * 32 + lane];
+#pragma unroll
+      for (int q = 0; q < kTcTiles; ++q) mma_m16n8k8_fp64(d[q], lo[q].x, hi[q].x, lo[q].y, hi[q].y, b.x, b.y);
+    }
+#pragma unroll
+    for (int q = 0; q < kTcTiles; ++q) {
+      store_v<Streaming>(y + at[q], make_double2(d[q][0], d[q][1]));
+      store_v<Streaming>(y + at[q] + 8, make_double2(d[q][2], d[q][3]));
+    }
+  }
+}
+
+// fp16: lane (g, t) loads 4 halves (values 4t..4t+3) of rows g and g+8 as one 8-byte word each:
+// A slots 2t, 2t+1 take values 4t, 4t+1 and slots 2t+8, 2t+9 values 4t+2, 4t+3. Two mma per tile
+// (n-halves h = 0, 1); D column n of half h is output 4(n/2) + 2h + n%2, so lane (g, t) ends with
+// outputs 4t..4t+3 of its rows and stores them where it loaded.
+template <int R, bool Streaming>
+__global__ void __launch_bounds__(kTcThreads) intensity_tensor_core_fp16(const uint2* __restrict__ x,
+                                                                         uint2* __restrict__ y, long long steps,
+                                                                         const uint4* __restrict__ frag) {
+  __shared__ uint4 b_s[R * 32];
+  for (int i = threadIdx.x; i < R * 32; i += blockDim.x) b_s[i] = frag[i];
+  __syncthreads();
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const long long warps = static_cast<long long>(gridDim.x) * (blockDim.x >> 5);
+  for (long long s = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; s < steps; s += warps) {
+    long long at[kTcTiles];
+    uint2 lo[kTcTiles], hi[kTcTiles];
+#pragma unroll
+    for (int q = 0; q < kTcTiles; ++q) {
+      // block of 32 rows x 16 halves = 128 words of 8 bytes; row r, values 4t.. at (t/2)*64 + 2r + t%2
+      at[q] = s * 256 + (q >> 1) * 128 + (t >> 1) * 64 + ((q & 1) * 16 + g) * 2 + (t & 1);
+      lo[q] = load_v<Streaming>(x + at[q]);
+      hi[q] = load_v<Streaming>(x + at[q] + 16);
+    }
+    unsigned d[kTcTiles][2][2];
+#pragma unroll
+    for (int q = 0; q < kTcTiles; ++q) d[q][0][0] = d[q][0][1] = d[q][1][0] = d[q][1][1] = 0u;
+#pragma unroll
+    for (int j = 0; j < R; ++j) {
+      const uint4 b = b_s[j * 32 + lane];
+#pragma unroll
+      for (int q = 0; q < kTcTiles; ++q) {
+        mma_m16n8k16_fp16(d[q][0], lo[q].x, hi[q].x, lo[q].y, hi[q].y, b.x, b.y);
+        mma_m16n8k16_fp16(d[q][1], lo[q].x, hi[q].x, lo[q].y, hi[q].y, b.z, b.w);
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < kTcTiles; ++q) {
+      store_v<Streaming>(y + at[q], make_uint2(d[q][0][0], d[q][1][0]));
+      store_v<Streaming>(y + at[q] + 16, make_uint2(d[q][0][1], d[q][1][1]));
+    }
+  }
+}
+
+// ---- dispatch ---------------------------------------------------------------------------------
+
+template <class F>
+void with_k(int k, F&& f) {
+  switch (k) {
+    case 1: f(std::integral_constant<int, 1>{}); break;
+    case 2: f(std::integral_constant<int, 2>{}); break;
+    case 4: f(std::integral_constant<int, 4>{}); break;
+    case 8: f(std::integral_constant<int, 8>{}); break;
+    case 16: f(std::integral_constant<int, 16>{}); break;
+    case 32: f(std::integral_constant<int, 32>{}); break;
+    case 64: f(std::integral_constant<int, 64>{}); break;
+    case 128: f(std::integral_constant<int, 128>{}); break;
+    case 256: f(std::integral_constant<int, 256>{}); break;
+    default: throw std::invalid_argument("intensity: no kernel for k = " + std::to_string(k));
+  }
+}
+template <int MaxR, class F>
+void with_r(int r, F&& f) {
+  switch (r) {
+    case 1: f(std::integral_constant<int, 1>{}); break;
+    case 2: f(std::integral_constant<int, 2>{}); break;
+    case 4: f(std::integral_constant<int, 4>{}); break;
+    case 8: f(std::integral_constant<int, 8>{}); break;
+    case 16: f(std::integral_constant<int, 16>{}); break;
+    case 32: if constexpr (MaxR >= 32) { f(std::integral_constant<int, 32>{}); break; } [[fallthrough]];
+    default: throw std::invalid_argument("intensity: no tensor-core kernel for r = " + std::to_string(r));
+  }
+}
+
+bool supported_k(long long k) { return k >= 1 && k <= kMaxK && (k & (k - 1)) == 0; }
+
+std::uint16_t half_bits(double v) {
+  const __half h = __float2half_rn(static_cast<float>(v));  // exact: the entries have 5 significant bits
+  return static_cast<__half_raw>(h).x;
+}
+unsigned pack_halves(double lo, double hi) { return half_bits(lo) | (static_cast<unsigned>(half_bits(hi)) << 16); }
+
+template <class T>
+class IntensityInstance final : public KernelInstance {
+  static constexpr int W = row_width<T>();
+  using Frag = std::conditional_t<sizeof(T) == 8, double2, uint4>;
+
+ public:
+  IntensityInstance(long long n, long long k, ComputeUnit unit, const RunContext& ctx)
+      : n_(n), k_(static_cast<int>(k)), unit_(unit), x_(n), y_(n) {
+    if (!supported_k(k)) throw std::invalid_argument("intensity kernels run k = 1, 2, 4, ..., 256, got " + std::to_string(k));
+    if (n % (64LL * W) != 0)
+      throw std::invalid_argument("intensity kernels need n % " + std::to_string(64 * W) + " == 0 (64 rows of " +
+                                  std::to_string(W) + "), got " + std::to_string(n));
+    if (unit_ == ComputeUnit::tensor_core && sizeof(T) == 4) throw std::invalid_argument("no fp32 tensor-core intensity kernel");
+    streaming_ = !ctx.in_l2;
+    if (unit_ == ComputeUnit::tensor_core) frag_ = gpu::DeviceBuffer<Frag>(static_cast<size_t>(r()) * 32);
+  }
+  long long output_elements() const override { return n_; }
+  void randomize(std::uint64_t seed) override {
+    seed_ = seed;
+    m_ = make_matrices(seed, k_, W);
+    msum_.assign(static_cast<size_t>(W) * W, 0.0);
+    for (size_t idx = 0; idx < m_.size(); ++idx) msum_[idx % (W * W)] += m_[idx];  // exact: 5-bit entries, one exponent
+    const int blocks = static_cast<int>(std::min<long long>(current_sm_count() * 8LL, (n_ + 255) / 256));
+    intensity_fill<<<std::max(blocks, 1), 256>>>(x_.data(), n_, seed_);
+    CUDA_CHECK_LAUNCH();
+    generation_ = g_next_generation++;
+    if (unit_ == ComputeUnit::tensor_core) upload_fragments();
+    else upload_constants();
+    CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  void poison_output() override { poison(y_.data(), y_.bytes()); }
+  void launch(Stream s) override {
+    if (unit_ == ComputeUnit::cuda_core) {
+      if (g_constant_generation != generation_) upload_constants();  // another instance ran in between
+      const long long rows = n_ / W;
+      const auto grid = static_cast<unsigned>((rows + kCcThreads - 1) / kCcThreads);
+      with_k(k_, [&](auto kc) {
+        constexpr int K = decltype(kc)::value;
+        if constexpr (sizeof(T) == 8) {
+          auto* x = reinterpret_cast<const double2*>(x_.data());
+          auto* y = reinterpret_cast<double2*>(y_.data());
+          if (streaming_) intensity_cuda_core_fp64<K, true><<<grid, kCcThreads, 0, s>>>(x, y, rows);
+          else intensity_cuda_core_fp64<K, false><<<grid, kCcThreads, 0, s>>>(x, y, rows);
+        } else if constexpr (sizeof(T) == 4) {
+          auto* x = reinterpret_cast<const float4*>(x_.data());
+          auto* y = reinterpret_cast<float4*>(y_.data());
+          if (streaming_) intensity_cuda_core_fp32<K, true><<<grid, kCcThreads, 0, s>>>(x, y, rows);
+          else intensity_cuda_core_fp32<K, false><<<grid, kCcThreads, 0, s>>>(x, y, rows);
+        } else {
+          auto* x = reinterpret_cast<const uint4*>(x_.data());
+          auto* y = reinterpret_cast<uint4*>(y_.data());
+          if (streaming_) intensity_cuda_core_fp16<K, true><<<grid, kCcThreads, 0, s>>>(x, y, rows);
+          else intensity_cuda_core_fp16<K, false><<<grid, kCcThreads, 0, s>>>(x, y, rows);
+        }
+      });
+    } else if constexpr (sizeof(T) != 4) {
+      const long long steps = n_ / (64LL * W);
+      constexpr int kMaxR = kMaxK / W;
+      with_r<kMaxR>(r(), [&](auto rc) {
+        constexpr int R = decltype(rc)::value;
+        if constexpr (R <= kMaxR) {
+          if constexpr (sizeof(T) == 8) {
+            auto* x = reinterpret_cast<const double2*>(x_.data());
+            auto* y = reinterpret_cast<double2*>(y_.data());
+            if (streaming_) run_tc(intensity_tensor_core_fp64<R, true>, x, y, steps, s);
+            else run_tc(intensity_tensor_core_fp64<R, false>, x, y, steps, s);
+          } else {
+            auto* x = reinterpret_cast<const uint2*>(x_.data());
+            auto* y = reinterpret_cast<uint2*>(y_.data());
+            if (streaming_) run_tc(intensity_tensor_core_fp16<R, true>, x, y, steps, s);
+            else run_tc(intensity_tensor_core_fp16<R, false>, x, y, steps, s);
+          }
+        }
+      });
+    }
+    CUDA_CHECK_LAUNCH();
+  }
+  // Every output checked for the poison; values against x (M_1 + ... + M_r) for every row when
+  // n <= 2^20, else for 65536 rows spread over the array (the CPU must not dominate validate).
+  // Norm-wise tolerance (8 sqrt(k) + 4) u: a chain of k roundings of partial sums no larger than
+  // |y| leaves ~0.4 sqrt(k) u |y| (RMS; the tensor cores round less often), so 20x the expected
+  // error, while one missing product of r, or a misplaced value, costs >= 1/sqrt(r) >= 1/16.
+  Verification verify() override {
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<T> out(static_cast<size_t>(n_));
+    CUDA_CHECK(cudaMemcpy(out.data(), y_.data(), y_.bytes(), cudaMemcpyDeviceToHost));
+    long long unwritten = 0;
+    for (const T& v : out) unwritten += std::isnan(to_double(v));
+    const long long rows = n_ / W;
+    const long long sampled = rows <= (1LL << 20) / W ? rows : 65536;
+    const long long stride = rows / sampled;
+    std::vector<double> got(static_cast<size_t>(sampled * W));
+    std::vector<long long> row_of(static_cast<size_t>(sampled));
+    for (long long s = 0; s < sampled; ++s) {
+      const long long row = s * stride + (stride > 1 ? s % stride : 0);
+      row_of[static_cast<size_t>(s)] = row;
+      for (int c = 0; c < W; ++c) got[static_cast<size_t>(s * W + c)] = to_double(out[static_cast<size_t>(value_index<T>(row, c))]);
+    }
+    const double u = sizeof(T) == 8 ? 0x1.0p-53 : sizeof(T) == 4 ? 0x1.0p-24 : 0x1.0p-11;
+    Verification v = check_normwise(
+        got,
+        [&](long long idx) {
+          const long long row = row_of[static_cast<size_t>(idx / W)];
+          const int c = static_cast<int>(idx % W);
+          long double ref = 0;
+          for (int i = 0; i < W; ++i)
+            ref += static_cast<long double>(input_value<T>(seed_, value_index<T>(row, i))) * msum_[static_cast<size_t>(i * W + c)];
+          return ref;
+        },
+        (8 * std::sqrt(static_cast<double>(k_)) + 4) * u);
+    v.unwritten = unwritten;
+    v.ok = v.ok && unwritten == 0;
+    v.message += "; " + std::to_string(sampled) + " of " + std::to_string(rows) + " rows checked, " +
+                 std::to_string(unwritten) + " of " + std::to_string(n_) + " outputs unwritten";
+    return v;
+  }
+
+ private:
+  int r() const { return std::max(1, k_ / W); }
+  static double to_double(const T& v) {
+    if constexpr (sizeof(T) == 2) return static_cast<double>(__half2float(v));
+    else return static_cast<double>(v);
+  }
+  double m(int j, int i, int c) const { return m_[static_cast<size_t>((j * W + i) * W + c)]; }
+  void upload_constants() {
+    if constexpr (sizeof(T) == 2) {
+      std::vector<__half2> h(kConstantEntries);
+      const auto pair = [](double a, double b) {
+        const unsigned bits = pack_halves(a, b);
+        return *reinterpret_cast<const __half2*>(&bits);
+      };
+      if (k_ == 1) {
+        for (int p = 0; p < W / 2; ++p) h[static_cast<size_t>(p)] = pair(m(0, 2 * p, 2 * p), m(0, 2 * p + 1, 2 * p + 1));
+      } else {
+        for (int j = 0; j < r(); ++j)
+          for (int i = 0; i < W; ++i)
+            for (int p = 0; p < W / 2; ++p)
+              h[static_cast<size_t>((j * W + i) * (W / 2) + p)] = pair(m(j, i, 2 * p), m(j, i, 2 * p + 1));
+      }
+      CUDA_CHECK(cudaMemcpyToSymbol(c_m_fp16, h.data(), h.size() * sizeof(__half2)));
+    } else {
+      std::vector<T> h(m_.begin(), m_.end());
+      CUDA_CHECK(cudaMemcpyToSymbol(sizeof(T) == 8 ? static_cast<const void*>(&c_m_fp64) : static_cast<const void*>(&c_m_fp32),
+                                    h.data(), h.size() * sizeof(T)));
+    }
+    g_constant_generation = generation_;
+  }
+  // Lane (g, t) of matrix j: fp64 {M_j[2t][g], M_j[2t+1][g]}; fp16, n-half h with column
+  // s_h = 4(g/2) + 2h + g%2: {(M_j[4t][s_0], M_j[4t+1][s_0]), (M_j[4t+2][s_0], M_j[4t+3][s_0]), same for s_1}.
+  void upload_fragments() {
+    std::vector<Frag> f(static_cast<size_t>(r()) * 32);
+    for (int j = 0; j < r(); ++j)
+      for (int lane = 0; lane < 32; ++lane) {
+        const int g = lane >> 2, t = lane & 3;
+        Frag& e = f[static_cast<size_t>(j * 32 + lane)];
+        if constexpr (sizeof(T) == 8) {
+          e = make_double2(m(j, 2 * t, g), m(j, 2 * t + 1, g));
+        } else {
+          const int s0 = 4 * (g >> 1) + (g & 1), s1 = s0 + 2;
+          e = make_uint4(pack_halves(m(j, 4 * t, s0), m(j, 4 * t + 1, s0)), pack_halves(m(j, 4 * t + 2, s0), m(j, 4 * t + 3, s0)),
+                         pack_halves(m(j, 4 * t, s1), m(j, 4 * t + 1, s1)), pack_halves(m(j, 4 * t + 2, s1), m(j, 4 * t + 3, s1)));
+        }
+      }
+    CUDA_CHECK(cudaMemcpy(frag_.data(), f.data(), f.size() * sizeof(Frag), cudaMemcpyHostToDevice));
+  }
+  // Persistent grid: as many blocks as stay resident, no more than the work needs.
+  template <class X, class Y>
+  void run_tc(void (*kernel)(const X*, Y*, long long, const Frag*), const X* x, Y* y, long long steps, Stream s) {
+    if (tc_grid_ == 0) {
+      int per_sm = 0;
+      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kTcThreads, 0));
+      const long long need = (steps + kTcThreads / 32 - 1) / (kTcThreads / 32);
+      tc_grid_ = static_cast<int>(std::max<long long>(1, std::min<long long>(need, std::max(1, per_sm) * 1LL * current_sm_count())));
+    }
+    kernel<<<tc_grid_, kTcThreads, 0, s>>>(x, y, steps, frag_.data());
+  }
+
+  long long n_;
+  int k_;
+  ComputeUnit unit_;
+  gpu::DeviceBuffer<T> x_, y_;
+  gpu::DeviceBuffer<Frag> frag_;
+  bool streaming_ = false;
+  int tc_grid_ = 0;
+  std::uint64_t seed_ = 1;
+  unsigned long long generation_ = 0;
+  std::vector<double> m_, msum_;
+};
+
+template <class T>
+KernelVariant intensity_variant(ComputeUnit unit) {
+  constexpr Precision p = sizeof(T) == 8 ? Precision::fp64 : sizeof(T) == 4 ? Precision::fp32 : Precision::fp16;
+  constexpr int W = row_width<T>();
+  KernelVariant v;
+  v.kind = "intensity";
+  v.unit = unit;
+  v.precision = p;
+  const bool tc = unit == ComputeUnit::tensor_core;
+  const std::string name = sizeof(T) == 8 ? "fp64" : sizeof(T) == 4 ? "fp32" : "fp16";
+  if (tc)
+    v.description = sizeof(T) == 8
+                        ? "y = x (M_1 + .. + M_r) per 8-value row, FP64 mma.m16n8k8, 4 tiles of 16 rows per warp step, "
+                          "B fragments in shared memory, persistent grid"
+                        : "y = x (M_1 + .. + M_r) per 16-value row, FP16 mma.m16n8k16 with FP16 accumulate, 4 tiles of "
+                          "16 rows per warp step, B fragments in shared memory, persistent grid";
+  else
+    v.description = "y = x (M_1 + .. + M_r), one " + std::to_string(W) + "-value row per thread, matrices in __constant__, " +
+                    (sizeof(T) == 2 ? std::string("HFMA2 with FP16 accumulate") : std::string(sizeof(T) == 8 ? "DFMA" : "FFMA")) +
+                    ", 16-byte loads/stores";
+  // The useful share of the tensor-core work depends on k (k/w below the row width): the kind's.
+  v.tensor_core_fraction = 0;
+  // 64 whole rows (one tensor-core warp step) for every variant, so CUDA and tensor cores share sizes.
+  v.round = [](KernelParams params) {
+    const double unit_values = 64.0 * W;
+    params["n"] = std::max(unit_values, std::floor(params.at("n") / unit_values) * unit_values);
+    return params;
+  };
+  v.create = [unit](const KernelParams& params, const RunContext& ctx) -> std::unique_ptr<KernelInstance> {
+    const auto k = params.count("k") ? static_cast<long long>(params.at("k")) : 8LL;
+    return std::make_unique<IntensityInstance<T>>(static_cast<long long>(params.at("n")), k, unit, ctx);
+  };
+  if (tc) {
+    v.sass = {{"intensity_tensor_core_" + name, sizeof(T) == 8 ? "DMMA" : "HMMA", ""}};
+    if (sizeof(T) == 8) v.sass.push_back({"intensity_tensor_core_fp64", kLdg128, ""});
+  } else {
+    v.sass = {{"intensity_cuda_core_" + name, sizeof(T) == 8 ? "DFMA" : sizeof(T) == 4 ? "FFMA" : "HFMA2", "DMMA|HMMA"},
+              {"intensity_cuda_core_" + name, kLdg128, ""}};
+  }
+  return v;
+}
+
+const Registrar intensity_fp64_cc{intensity_variant<double>(ComputeUnit::cuda_core)};
+const Registrar intensity_fp64_tc{intensity_variant<double>(ComputeUnit::tensor_core)};
+const Registrar intensity_fp32_cc{intensity_variant<float>(ComputeUnit::cuda_core)};
+const Registrar intensity_fp16_cc{intensity_variant<__half>(ComputeUnit::cuda_core)};
+const Registrar intensity_fp16_tc{intensity_variant<__half>(ComputeUnit::tensor_core)};
+
+}  // namespace
+}  // namespace ceiling::kernels

@@ -1,0 +1,214 @@
+#include "memory_roof.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "stats.hpp"
+#include "units.hpp"
+
+namespace ceiling {
+
+std::optional<double> pattern_read_share(std::string_view p) {
+  static const std::map<std::string_view, double> shares{
+      {"read", 1.0}, {"triad", 2.0 / 3.0}, {"copy", 0.5}, {"scale", 0.5}, {"write", 0.0}};
+  const auto it = shares.find(p);
+  if (it == shares.end()) return std::nullopt;
+  return it->second;
+}
+
+EnvelopeFit fit_lower_envelope(const std::vector<double>& x, const std::vector<double>& t) {
+  if (x.size() != t.size()) throw std::invalid_argument("fit_lower_envelope: bytes and seconds differ in length");
+  std::vector<std::pair<double, double>> p;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!(x[i] > 0) || !(t[i] > 0) || !std::isfinite(x[i]) || !std::isfinite(t[i]))
+      throw std::invalid_argument("fit_lower_envelope: every point needs positive, finite bytes and seconds");
+    p.emplace_back(x[i], t[i]);
+  }
+  if (p.empty()) throw std::invalid_argument("fit_lower_envelope: no points");
+  // A candidate line (a, b): T = a + b X. Valid when a >= 0, b >= 0 and no point lies below it
+  // (relative tolerance for the two points it passes through).
+  const auto cost = [&](double a, double b) {
+    if (a < 0 || b < 0) return std::numeric_limits<double>::infinity();
+    double sum = 0;
+    for (const auto& [xi, ti] : p) {
+      const double gap = (ti - (a + b * xi)) / ti;
+      if (gap < -1e-9) return std::numeric_limits<double>::infinity();
+      sum += std::max(0.0, gap);
+    }
+    return sum;
+  };
+  double best_a = 0, best_b = 0, best = std::numeric_limits<double>::infinity();
+  const auto consider = [&](double a, double b) {
+    const double c = cost(a, b);
+    if (c < best) best = c, best_a = a, best_b = b;
+  };
+  // The optimum of this linear programme is a vertex: a line through two points, or one through
+  // a point with a = 0 or b = 0.
+  double min_t = p[0].second, min_ratio = p[0].second / p[0].first;
+  for (const auto& [xi, ti] : p) min_t = std::min(min_t, ti), min_ratio = std::min(min_ratio, ti / xi);
+  consider(min_t, 0);
+  consider(0, min_ratio);
+  for (size_t i = 0; i < p.size(); ++i)
+    for (size_t j = i + 1; j < p.size(); ++j) {
+      if (p[i].first == p[j].first) continue;
+      const double b = (p[j].second - p[i].second) / (p[j].first - p[i].first);
+      consider(p[i].second - b * p[i].first, b);
+    }
+  EnvelopeFit f;
+  f.intercept_s = best_a;
+  f.seconds_per_byte = best_b;
+  for (const auto& [xi, ti] : p) f.relative_gap.push_back(std::max(0.0, (ti - (best_a + best_b * xi)) / ti));
+  f.median_gap = median(f.relative_gap);
+  f.max_gap = *std::max_element(f.relative_gap.begin(), f.relative_gap.end());
+  return f;
+}
+
+namespace {
+
+std::string share_text(double s) {
+  std::ostringstream os;
+  os.precision(4);
+  os << s;
+  return os.str();
+}
+
+// Patterns of one map grouped by read share: the best value at each share and which names gave it.
+struct Group {
+  double value = 0;      // median (or spec) — the paper-style roof
+  double value_max = 0;  // measured maximum where measured — the tight roof
+  std::string names;
+  std::set<std::string> sources;
+};
+
+std::map<double, Group> by_share(const std::map<std::string, Field>& m, SourcePreference pref) {
+  std::map<double, Group> out;
+  for (const auto& [name, f] : m) {
+    const auto share = pattern_read_share(name);
+    const auto v = f.value(pref);
+    if (!share || !v || !(*v > 0)) continue;
+    const bool measured = f.source(pref) == "measured";
+    const double vmax = measured && f.measured->max > *v ? f.measured->max : *v;
+    Group& g = out[*share];
+    if (*v > g.value) g.value = *v;
+    if (vmax > g.value_max) g.value_max = vmax;
+    g.names += (g.names.empty() ? "" : "/") + name;
+    g.sources.insert(std::string(f.source(pref)));
+  }
+  return out;
+}
+
+// Linear in the read share between the two neighbouring shares; the nearest outside them.
+struct Mixed {
+  double value = 0, value_max = 0;
+  std::string how;
+  std::set<std::string> sources;
+};
+Mixed mix(const std::map<double, Group>& g, double r) {
+  Mixed m;
+  auto hi = g.lower_bound(r);
+  if (hi != g.end() && hi->first == r) {
+    m = {hi->second.value, hi->second.value_max, hi->second.names + " (read share " + share_text(r) + ")", hi->second.sources};
+    return m;
+  }
+  if (hi == g.begin() || hi == g.end()) {
+    const auto& n = hi == g.end() ? *std::prev(g.end()) : *hi;
+    m = {n.second.value, n.second.value_max,
+         n.second.names + " (nearest pattern, read share " + share_text(n.first) + ", kernel " + share_text(r) + ")",
+         n.second.sources};
+    return m;
+  }
+  const auto lo = std::prev(hi);
+  const double w = (r - lo->first) / (hi->first - lo->first);
+  m.value = (1 - w) * lo->second.value + w * hi->second.value;
+  m.value_max = (1 - w) * lo->second.value_max + w * hi->second.value_max;
+  m.how = lo->second.names + " (" + share_text(lo->first) + ") .. " + hi->second.names + " (" + share_text(hi->first) +
+          ") at read share " + share_text(r);
+  m.sources = lo->second.sources;
+  m.sources.insert(hi->second.sources.begin(), hi->second.sources.end());
+  return m;
+}
+
+}  // namespace
+
+MemoryRoof memory_roof(const HardwareDescriptor& hw, MemoryLevelKind level, double read_bytes, double write_bytes,
+                       SourcePreference pref) {
+  MemoryRoof r;
+  r.level = level;
+  const std::string lvl = std::string(to_string(level));
+  const auto it = hw.memory.find(level);
+  if (it == hw.memory.end())
+    throw std::runtime_error("memory." + lvl + " is missing in descriptor '" + hw.id + "'");
+  const MemoryLevel& L = it->second;
+  if (read_bytes >= 0 && write_bytes >= 0 && read_bytes + write_bytes > 0)
+    r.read_share = read_bytes / (read_bytes + write_bytes);
+
+  std::map<double, Group> patterns = by_share(L.patterns, pref);
+  if (r.read_share >= 0 && !patterns.empty()) {
+    const Mixed m = mix(patterns, r.read_share);
+    r.bandwidth = m.value;
+    r.bandwidth_max = m.value_max;
+    r.how = m.how;
+    r.source = m.sources.size() == 1 ? *m.sources.begin() : "mixed";
+    r.provenance.push_back("memory." + lvl + ".patterns: " + r.how + " = " +
+                           format_quantity(r.bandwidth, Dimension::bytes_per_second) + " (measured max " +
+                           format_quantity(r.bandwidth_max, Dimension::bytes_per_second) + ")");
+  } else {
+    const auto v = L.bandwidth.value(pref);
+    if (!v || !(*v > 0))
+      throw std::runtime_error("memory." + lvl + ".bandwidth has no " + std::string(to_string(pref)) +
+                               " value in descriptor '" + hw.id + "'");
+    r.bandwidth = *v;
+    r.bandwidth_max = L.bandwidth.source(pref) == "measured" ? std::max(*v, L.bandwidth.measured->max) : *v;
+    r.how = r.read_share < 0 ? "memory." + lvl + ".bandwidth (the kernel's streams are unknown)"
+                             : "memory." + lvl + ".bandwidth (no calibrated patterns at this level)";
+    r.source = std::string(L.bandwidth.source(pref));
+    const std::string from = r.source == "measured"
+                                 ? "measured (probe " + L.bandwidth.measured->probe + ", " + L.bandwidth.measured->date + ")"
+                                 : "spec (" + L.bandwidth.spec->reference + ")";
+    r.provenance.push_back("memory." + lvl + ".bandwidth = " + format_quantity(r.bandwidth, Dimension::bytes_per_second) +
+                           ": " + from + "; " + r.how);
+  }
+  // The envelope's slope where the level's patterns come from another probe: the tight roof is
+  // the larger, so the bound stays under every ramp point.
+  if (r.read_share >= 0) {
+    const auto ramp = by_share(L.ramp_bandwidth, pref);
+    if (!ramp.empty()) {
+      const Mixed m = mix(ramp, r.read_share);
+      if (m.value_max > r.bandwidth_max) {
+        r.bandwidth_max = m.value_max;
+        r.provenance.push_back("memory." + lvl + ".ramp_bandwidth: " + m.how + " = " +
+                               format_quantity(m.value_max, Dimension::bytes_per_second) +
+                               " (above the patterns: the tight roof)");
+      }
+    }
+    // First-byte time: the smaller of the neighbouring patterns' (a bound takes the least).
+    std::map<double, double> fb;
+    for (const auto& [name, f] : L.first_byte) {
+      const auto share = pattern_read_share(name);
+      const auto v = f.value(pref);
+      if (!share || !v || !(*v >= 0)) continue;
+      auto [e, fresh] = fb.try_emplace(*share, *v);
+      if (!fresh) e->second = std::min(e->second, *v);
+    }
+    if (!fb.empty()) {
+      auto hi = fb.lower_bound(r.read_share);
+      double v;
+      if (hi != fb.end() && hi->first == r.read_share) v = hi->second;
+      else if (hi == fb.end()) v = std::prev(fb.end())->second;
+      else if (hi == fb.begin()) v = hi->second;
+      else v = std::min(hi->second, std::prev(hi)->second);
+      r.first_byte_s = v;
+      r.has_first_byte = true;
+      r.provenance.push_back("memory." + lvl + ".first_byte at read share " + share_text(r.read_share) + " = " +
+                             format_quantity(v, Dimension::seconds) + " (ramp envelope)");
+    }
+  }
+  return r;
+}
+
+}  // namespace ceiling

@@ -1,0 +1,54 @@
+// The memory roof a kernel meets at one level, from its read:write mix (issue 12), and the
+// lower-envelope fit behind the tight bound's fixed time. Pure C++: predict and validate both
+// call memory_roof(), so they hold a kernel against the same numbers.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "descriptor.hpp"
+
+namespace ceiling {
+
+// Share of a calibrated pattern's bytes that are reads: read 1, triad 2/3, copy and scale 1/2,
+// write 0; nullopt for a name that is not a stream pattern.
+std::optional<double> pattern_read_share(std::string_view pattern);
+
+// A line T(X) = intercept + X * seconds_per_byte lying on or below every point (X_i, T_i), the
+// one of least total relative gap sum (T_i - line_i) / T_i (an edge of the lower convex hull;
+// each point's efficiency against the line is what validation reports). Slope and intercept
+// are kept >= 0. Needs >= 1 point with X > 0 and T > 0 (throws std::invalid_argument).
+struct EnvelopeFit {
+  double intercept_s = 0;
+  double seconds_per_byte = 0;
+  double bandwidth() const { return seconds_per_byte > 0 ? 1.0 / seconds_per_byte : 0; }
+  std::vector<double> relative_gap;  // (T_i - line_i) / T_i, >= 0, one per point
+  double median_gap = 0, max_gap = 0;
+};
+EnvelopeFit fit_lower_envelope(const std::vector<double>& bytes, const std::vector<double>& seconds);
+
+// The roof of one memory level for a kernel's streams.
+struct MemoryRoof {
+  MemoryLevelKind level = MemoryLevelKind::dram;
+  double read_share = -1;    // read / (read + write); -1 when the streams are unknown
+  // The paper-style roof (Eq. 17): the patterns' measured medians (spec where none) mixed by
+  // read share; the level's `bandwidth` when the streams or the patterns are unknown.
+  double bandwidth = 0;
+  // The tight bound's roof: the largest bandwidth measured for this mix (patterns' maxima and the
+  // ramp envelope's slope), so no run of the probes beat it.
+  double bandwidth_max = 0;
+  // The ramp envelope's fixed time for this mix (memory.<level>.first_byte); 0 when absent.
+  double first_byte_s = 0;
+  bool has_first_byte = false;
+  std::string how;           // "scale (read share 1/2)", "read 1 .. triad 0.667 at 0.9998", ...
+  std::string source;        // "measured" | "spec" | "mixed"
+  std::vector<std::string> provenance;
+};
+
+// Throws std::runtime_error naming the field when the level has neither patterns for the mix nor
+// a `bandwidth` under `pref`.
+MemoryRoof memory_roof(const HardwareDescriptor& hw, MemoryLevelKind level, double read_bytes, double write_bytes,
+                       SourcePreference pref = SourcePreference::measured_else_spec);
+
+}  // namespace ceiling

@@ -1,0 +1,300 @@
+// The readers as the fuzz targets and the regression corpus see them (entries.hpp).
+#include "entries.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <stdexcept>
+
+#include "model/descriptor.hpp"
+#include "model/json_file.hpp"
+#include "model/kernel_kind.hpp"
+#include "model/kernel_model.hpp"
+#include "model/units.hpp"
+#include "model/validation.hpp"
+#include "reports/detail.hpp"
+#include "reports/report.hpp"
+
+#ifndef CEILING_SOURCE_DIR
+#error "CEILING_SOURCE_DIR (the repository root) is needed for the fixture descriptors"
+#endif
+
+namespace ceiling::fuzz {
+namespace fs = std::filesystem;
+
+namespace {
+
+void spit(const fs::path& p, const std::uint8_t* data, std::size_t size) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+  if (!out) throw std::runtime_error("fuzz: cannot write " + p.string());
+}
+
+void copy_once(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  if (!fs::exists(to, ec)) fs::copy_file(from, to, fs::copy_options::overwrite_existing);
+}
+
+// A refusal people can act on: one line, names `where` (the file, or the field for the units
+// parser), and no message of a library's insides (nlohmann's "[json.exception...]", a bare
+// "stod", "basic_filebuf::underflow") unless the input itself holds that text.
+thread_local std::string_view current_input;
+
+std::string judge_error(const std::string& what, const std::string& where, const char* reader) {
+  const std::string head = std::string(reader) + ": ";
+  if (what.empty()) return head + "empty error message";
+  if (what.find('\n') != std::string::npos) return head + "error of more than one line: " + what;
+  for (const char* internal : {"[json.exception", "basic_filebuf", "basic_string", "vector::", "map::at", "stod", "stoi",
+                               "stoul", "bad_alloc", "bad_optional_access", "bad_variant_access"})
+    if (what.find(internal) != std::string::npos && current_input.find(internal) == std::string_view::npos)
+      return head + "library-internal error: " + what;
+  if (!where.empty() && what.find(where) == std::string::npos)
+    return head + "error does not name '" + where + "': " + what;
+  return {};
+}
+
+bool finite_and_nonnegative(double v) { return std::isfinite(v) && v >= 0; }
+
+const HardwareDescriptor& fixture_descriptor() {
+  static const HardwareDescriptor hw = load_descriptor(fs::path(CEILING_SOURCE_DIR) / "hardware" / "h200.yaml");
+  return hw;
+}
+
+// A model's numbers as predict prints them: every one finite (issue 17: never inf/nan as a result).
+std::string judge_prediction(const KernelModel& k) {
+  Prediction p;
+  try {
+    p = predict(fixture_descriptor(), k);
+  } catch (const std::exception& e) {
+    return judge_error(e.what(), "", "predict");
+  }
+  const double values[] = {p.intensity, p.t_compute_cuda_core, p.t_compute_tensor_core, p.t_memory, p.t_overlapped,
+                           p.t_unoverlapped, p.alpha, p.speedup_kernel_bound, p.speedup_memory_bound_limit,
+                           p.speedup_workload_limit, p.attainable_cuda_core, p.attainable_tensor_core};
+  for (double v : values)
+    if (!finite_and_nonnegative(v))
+      return "predict: a kernel file that loads gives a non-finite or negative figure (" + std::to_string(v) +
+             ") for " + k.description;
+  return {};
+}
+
+std::string descriptor(const std::uint8_t* data, std::size_t size, const fs::path& scratch) {
+  const fs::path file = scratch / "fuzz.yaml";
+  spit(file, data, size);
+  HardwareDescriptor hw;
+  try {
+    hw = load_descriptor(file);
+  } catch (const std::exception& e) {
+    return judge_error(e.what(), file.string(), "descriptor");
+  }
+  // What loads must save and load again (calibrate and every report re-write it).
+  try {
+    const std::string text = to_yaml(hw);
+    (void)parse_descriptor(text, "round-trip");
+  } catch (const std::exception& e) {
+    return std::string("descriptor: a loaded descriptor does not load again once saved: ") + e.what();
+  }
+  try {
+    (void)predict(hw, scale_model(1 << 20));
+  } catch (const std::exception& e) {
+    if (auto bad = judge_error(e.what(), "", "predict on a loaded descriptor"); !bad.empty()) return bad;
+  }
+  return {};
+}
+
+std::string kernel_file(const std::uint8_t* data, std::size_t size, const fs::path& scratch) {
+  const fs::path file = scratch / "fuzz-kernel.yaml";
+  spit(file, data, size);
+  KernelModel k;
+  try {
+    k = load_kernel_file(file);
+  } catch (const std::exception& e) {
+    return judge_error(e.what(), file.string(), "kernel file");
+  }
+  return judge_prediction(k);
+}
+
+std::string results(const std::uint8_t* data, std::size_t size, const fs::path& scratch) {
+  const fs::path desc = scratch / "fixture-gpu.yaml";
+  copy_once(fs::path(CEILING_SOURCE_DIR) / "tests" / "data" / "report" / "fixture-gpu.yaml", desc);
+  const fs::path file = scratch / "fuzz-validation.json";
+  spit(file, data, size);
+  reports::ReportInput in;
+  try {
+    in = reports::load_report_input({desc}, {file});
+  } catch (const std::exception& e) {
+    return judge_error(e.what(), file.string(), "results");
+  }
+  // What loads is reported: summaries, tables, plots and the text table.
+  try {
+    validation::ValidationReport r = in.results.at(0).report;
+    validation::summarize(r);
+    (void)validation::format_table(r);
+    (void)validation::to_json(r).dump(1, ' ', false, nlohmann::json::error_handler_t::replace);
+    (void)reports::detail::build_tables(in);
+    std::vector<std::string> warnings;
+    for (const auto& p : reports::detail::build_plots(in, &warnings)) (void)reports::detail::plot_script(p, "png");
+  } catch (const std::exception& e) {
+    return std::string("results: a results file that loads fails in the report: ") + e.what();
+  }
+  return {};
+}
+
+// A gnuplot range of nan or inf means a plot of garbage (issue 17 item 8).
+std::string judge_plot_script(const std::string& script, const std::string& name) {
+  std::size_t at = 0;
+  while ((at = script.find("range [", at)) != std::string::npos) {
+    const std::string range = script.substr(at, script.find(']', at) - at);
+    if (range.find("nan") != std::string::npos || range.find("inf") != std::string::npos)
+      return "probes: plot " + name + " has '" + range + "]'";
+    ++at;
+  }
+  return {};
+}
+
+std::string probes(const std::uint8_t* data, std::size_t size, const fs::path& scratch) {
+  const fs::path desc = scratch / "gpu.yaml";
+  copy_once(fs::path(CEILING_SOURCE_DIR) / "tests" / "data" / "report" / "fixture-gpu.yaml", desc);
+  const fs::path file = scratch / "gpu.probes.json";
+  // 1. The report's reader and every plot drawn from the details.
+  spit(file, data, size);
+  try {
+    const reports::ReportInput in = reports::load_report_input({desc}, {});
+    std::vector<std::string> warnings;
+    for (const auto& p : reports::detail::build_plots(in, &warnings))
+      if (auto bad = judge_plot_script(reports::detail::plot_script(p, "png"), p.name); !bad.empty()) return bad;
+  } catch (const std::exception& e) {
+    if (auto bad = judge_error(e.what(), file.string(), "probes (report)"); !bad.empty()) return bad;
+  }
+  // 2. calibrate's reader: a file it cannot merge into is set aside, never lost.
+  ProbeDetailsForUpdate u;
+  try {
+    u = read_probe_details_for_update(file);
+  } catch (const std::exception& e) {
+    return judge_error(e.what(), file.string(), "probes (calibrate)");
+  }
+  std::error_code ec;
+  if (!u.set_aside.empty()) {
+    std::ifstream in(u.set_aside, std::ios::binary);
+    std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    fs::remove(u.set_aside, ec);
+    if (kept != std::string(reinterpret_cast<const char*>(data), size))
+      return "probes (calibrate): the unreadable file was not kept as it was at " + u.set_aside.string();
+    if (fs::exists(file, ec)) return "probes (calibrate): the unreadable file is still in place after set-aside";
+    if (!u.content.is_object() || !u.content.empty()) return "probes (calibrate): set aside but content not empty";
+  } else if (!u.content.is_object() || (u.content.contains("probes") && !u.content["probes"].is_object())) {
+    return "probes (calibrate): accepted a file calibrate cannot merge into";
+  }
+  return {};
+}
+
+std::string manifest(const std::uint8_t* data, std::size_t size, const fs::path& scratch) {
+  const fs::path dir = scratch / "report";
+  fs::create_directories(dir / "plots");
+  spit(dir / "manifest.json", data, size);
+  std::optional<reports::ManifestEntries> m;
+  try {
+    m = reports::read_report_manifest(dir);
+  } catch (const std::exception& e) {
+    return std::string("manifest: the reader threw instead of refusing: ") + e.what();
+  }
+  if (m) {
+    for (const auto& [rel, hash] : m->files) {
+      const fs::path p(rel);
+      if (p.empty() || p.is_absolute() || p.has_root_name() || p.has_root_directory())
+        return "manifest: accepted a path that is not relative: '" + rel + "'";
+      for (const auto& part : p)
+        if (part == ".." || part == ".") return "manifest: accepted a path with '.' or '..': '" + rel + "'";
+    }
+    for (const auto& why : m->ignored)
+      if (auto bad = judge_error(why, (dir / "manifest.json").string(), "manifest (ignored entry)"); !bad.empty())
+        return bad;
+  }
+  try {
+    reports::check_output_dir(dir);
+  } catch (const reports::OutputDirError&) {
+  } catch (const std::exception& e) {
+    return std::string("manifest: check_output_dir threw something else than OutputDirError: ") + e.what();
+  }
+  return {};
+}
+
+std::string units(const std::uint8_t* data, std::size_t size, const fs::path&) {
+  if (size == 0) return {};
+  static const Dimension dims[] = {Dimension::dimensionless, Dimension::bytes, Dimension::bytes_per_second,
+                                   Dimension::flop_per_second, Dimension::hertz, Dimension::seconds,
+                                   Dimension::cycles, Dimension::bytes_per_cycle};
+  const Dimension d = dims[data[0] % (sizeof dims / sizeof dims[0])];
+  const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
+  const std::string field = "fuzzfield";
+  try {
+    const Quantity q = parse_quantity(text);
+    if (!std::isfinite(q.value)) return "units: parse_quantity accepted a non-finite value: " + std::string(text);
+    (void)format_quantity(q.value, q.dimension);
+    (void)format_exact(q.value, q.dimension);
+  } catch (const UnitError& e) {
+    if (auto bad = judge_error(e.what(), "", "units (parse_quantity)"); !bad.empty()) return bad;
+  }
+  try {
+    const double v = parse_as(text, d, field);
+    if (!std::isfinite(v)) return "units: parse_as accepted a non-finite value: " + std::string(text);
+    (void)format_quantity(v, d);
+    (void)format_exact(v, d);
+    (void)format_rounded(v, d, decimal_exponent(v) - 3, decimal_prefix_exponent(v, d));
+  } catch (const UnitError& e) {
+    if (auto bad = judge_error(e.what(), field, "units (parse_as)"); !bad.empty()) return bad;
+  }
+  // Kernel parameters as predict's options and kernel files read them.
+  for (const KernelKind& kind : kernel_kind_table())
+    for (const ParamSpec& spec : kind.params) {
+      try {
+        const double v = parse_param(spec, text, field);
+        if (!std::isfinite(v)) return "units: parse_param accepted a non-finite value: " + std::string(text);
+      } catch (const std::invalid_argument& e) {
+        if (auto bad = judge_error(e.what(), field, "units (parse_param)"); !bad.empty()) return bad;
+      } catch (const UnitError& e) {
+        if (auto bad = judge_error(e.what(), field, "units (parse_param)"); !bad.empty()) return bad;
+      }
+    }
+  return {};
+}
+
+std::string json(const std::uint8_t* data, std::size_t size, const fs::path& scratch) {
+  const fs::path file = scratch / "fuzz.json";
+  spit(file, data, size);
+  JsonLimits limits;
+  limits.max_bytes = 1 << 20;
+  limits.max_depth = 16;
+  limits.max_string_bytes = 4096;
+  try {
+    const nlohmann::json j = read_json_file(file, "fuzz input", limits);
+    (void)j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (j.is_object()) (void)json_member(j, "schema", nlohmann::json::value_t::string, file);
+  } catch (const JsonFileError& e) {
+    return judge_error(e.what(), file.string(), "json");
+  } catch (const std::exception& e) {
+    return std::string("json: not a JsonFileError: ") + e.what();
+  }
+  return {};
+}
+
+}  // namespace
+
+const std::vector<std::string>& target_names() {
+  static const std::vector<std::string> names = {"descriptor", "kernel_file", "results", "probes",
+                                                 "manifest",   "units",       "json"};
+  return names;
+}
+
+std::string run_target(std::string_view target, const std::uint8_t* data, std::size_t size, const fs::path& scratch) {
+  current_input = std::string_view(reinterpret_cast<const char*>(data), size);
+  if (target == "descriptor") return descriptor(data, size, scratch);
+  if (target == "kernel_file") return kernel_file(data, size, scratch);
+  if (target == "results") return results(data, size, scratch);
+  if (target == "probes") return probes(data, size, scratch);
+  if (target == "manifest") return manifest(data, size, scratch);
+  if (target == "units") return units(data, size, scratch);
+  if (target == "json") return json(data, size, scratch);
+  throw std::invalid_argument("fuzz: unknown target '" + std::string(target) + "'");
+}
+
+}  // namespace ceiling::fuzz

@@ -1,0 +1,3 @@
+// libFuzzer target: manifest (tests/fuzz/entries.cpp says what it feeds and what counts as a failure).
+#define CEILING_FUZZ_TARGET "manifest"
+#include "fuzz_main.hpp"

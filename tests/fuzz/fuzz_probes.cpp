@@ -1,0 +1,3 @@
+// libFuzzer target: probes (tests/fuzz/entries.cpp says what it feeds and what counts as a failure).
+#define CEILING_FUZZ_TARGET "probes"
+#include "fuzz_main.hpp"
