@@ -132,8 +132,9 @@ namespace {
 class YamlLimitsCheck : public YAML::EventHandler {
  public:
   YamlLimitsCheck(const std::string& file, int max_depth) : file_(file), max_depth_(max_depth) {}
-  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentStart(const YAML::Mark& m) override { document_start_ = m; }
   void OnDocumentEnd() override {}
+  const YAML::Mark& document_start() const { return document_start_; }
   void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
   void OnAlias(const YAML::Mark& m, YAML::anchor_t) override {
     fail(m, "YAML aliases (*name) are not accepted: write the value out (an alias of a large value can expand to gigabytes)");
@@ -154,6 +155,7 @@ class YamlLimitsCheck : public YAML::EventHandler {
   std::string file_;
   int max_depth_;
   int depth_ = 0;
+  YAML::Mark document_start_;
 };
 
 // The first byte (offset) where `s` stops being UTF-8 (overlong forms and surrogates refused), or npos.
@@ -199,8 +201,11 @@ void check_yaml_input(const std::string& text, const std::string& file, int max_
   YAML::Parser parser(in);
   YamlLimitsCheck check(file, max_depth);
   try {
-    while (parser.HandleNextDocument(check)) {
-    }
+    // One document: the loaders read only the first, and yaml-cpp 0.7 can report documents
+    // forever on some broken input (", :\n2e9" made this loop spin; tests/fuzz/regressions).
+    if (parser.HandleNextDocument(check) && parser.HandleNextDocument(check))
+      throw InputFileError(file, check.document_start().line + 1, check.document_start().column + 1, "",
+                           "a second YAML document; a ceiling file is one document (no '---' separators)");
   } catch (const YAML::Exception&) {
     // Syntax errors are the loader's to report, with its own wording.
   }

@@ -266,6 +266,7 @@ double parse_param(const ParamSpec& spec, std::string_view text, std::string_vie
       }
       const std::string got = ", got '" + std::string(text) + "'";
       if (!std::isfinite(v)) throw std::invalid_argument(f + ": must be a finite number" + got);
+      if (std::fabs(v) > kMaxKernelAmount) throw std::invalid_argument(f + ": must be at most 1e30" + got);
       if (spec.type == ParamType::integer && v != std::floor(v))
         throw std::invalid_argument(f + ": must be a whole number" + got);
       if (!spec.allowed.empty()) {

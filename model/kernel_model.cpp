@@ -67,6 +67,8 @@ double parse_work_flop(std::string_view text, std::string_view field) {
     }
   }
   if (!(v > 0)) throw UnitError(std::string(field) + ": work must be positive, got '" + t + "'");
+  if (v > kMaxKernelAmount)  // beyond it W/Q or W/P can overflow to inf (issue 17)
+    throw UnitError(std::string(field) + ": work must be at most 1e30 flop, got '" + t + "'");
   return v;
 }
 
@@ -80,7 +82,8 @@ double parse_traffic_bytes(std::string_view text, std::string_view field) {
   }();
   double v = q.value;
   if (q.dimension != Dimension::dimensionless) v = parse_as(text, Dimension::bytes, field);
-  if (!(v > 0)) throw UnitError(std::string(field) + ": traffic must be positive, got '" + std::string(text) + "'");
+  if (!(v >= 1) || v > kMaxKernelAmount)  // less than a byte, or so much that W/Q or Q/BW overflow (issue 17)
+    throw UnitError(std::string(field) + ": traffic must be 1 B to 1e30 B, got '" + std::string(text) + "'");
   return v;
 }
 
@@ -94,6 +97,9 @@ double parse_size(std::string_view text, std::string_view field) {
   if (!(v > 0) || !std::isfinite(v) || v != std::floor(v))
     throw std::invalid_argument(std::string(field) + ": '" + std::string(text) +
                                 "' is not a positive whole number (e.g. 4096 or 1e9)");
+  if (v > kMaxKernelCount)  // past 2^53 a double no longer holds every whole number; W and Q may overflow
+    throw std::invalid_argument(std::string(field) + ": '" + std::string(text) +
+                                "' is too large; a size is at most 2^53 = 9007199254740992");
   return v;
 }
 
@@ -385,7 +391,7 @@ KernelModel load_kernel_file(const std::filesystem::path& file) {
     } catch (const std::exception& e) {
       throw fail("tensor_core_fraction", e.what());
     }
-    if (!(f > 0 && f <= 1)) throw fail("tensor_core_fraction", "must lie in (0, 1], got " + num(f));
+    if (!(f >= 1e-6 && f <= 1)) throw fail("tensor_core_fraction", "must lie in [1e-6, 1], got " + num(f));
     k.tensor_core_fraction = f;
   }
   if (values.count("description")) k.description = values["description"].Scalar();

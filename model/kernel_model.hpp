@@ -67,6 +67,10 @@ double parse_work_flop(std::string_view text, std::string_view field = "work");
 double parse_traffic_bytes(std::string_view text, std::string_view field = "traffic");
 // A problem size: "1e9", "4096"; positive, finite and a whole number, else std::invalid_argument.
 double parse_size(std::string_view text, std::string_view field);
+// Upper limits of kernel sizes (docs/RELIABILITY.md): a count is a whole number a double holds
+// exactly; work and traffic stay far enough from DBL_MAX that W/Q, W/P and Q/BW stay finite.
+inline constexpr double kMaxKernelCount = 9007199254740992.0;  // 2^53
+inline constexpr double kMaxKernelAmount = 1e30;
 // Fraction of tensor-core peak that SCALE as B*(qI) uses: 1/max(m,n) of the mma shape.
 double scale_tensor_core_fraction(Precision p);
 
@@ -79,10 +83,10 @@ struct PredictOptions {
 };
 
 // The tight bound (ours, issue 12): fixed costs a kernel cannot avoid, each a measured minimum:
-//   T >= max(launch, first_byte(level, mix) + max(Q/BW(level, mix), W/P))
+//   T >= max(launch, first_byte(level) + max(Q/BW(level, mix), W/P))
 // launch = the shortest time of an empty kernel timed the same way (events around one launch, or
-// per launch back-to-back). first_byte = the intercept of the ramp probe's lower envelope
-// T(X) >= first_byte + X/BW for the kernel's read:write mix at that level, timed as validate times
+// per launch back-to-back). first_byte = the least intercept of the ramp probe's lower envelopes
+// T(X) >= first_byte + X/BW of that level's patterns, timed as validate times
 // that level (cold single launches for DRAM, warm back-to-back for L2): the launch's share that
 // does not overlap, the first bytes' latency, the wave ramp and the write-back left at the end.
 // Without a ramp in the descriptor it is the level's load latency at the measured SM clock.

@@ -33,12 +33,13 @@ struct MemoryRoof {
   MemoryLevelKind level = MemoryLevelKind::dram;
   double read_share = -1;    // read / (read + write); -1 when the streams are unknown
   // The paper-style roof (Eq. 17): the patterns' measured medians (spec where none) mixed by
-  // read share; the level's `bandwidth` when the streams or the patterns are unknown.
+  // read share, or the ramp envelope's slope for the mix where larger; the level's `bandwidth`
+  // when the streams or the patterns are unknown.
   double bandwidth = 0;
   // The tight bound's roof: the largest bandwidth measured for this mix (patterns' maxima and the
   // ramp envelope's slope), so no run of the probes beat it.
   double bandwidth_max = 0;
-  // The ramp envelope's fixed time for this mix (memory.<level>.first_byte); 0 when absent.
+  // The least ramp-envelope intercept of the level's patterns (memory.<level>.first_byte); 0 when absent.
   double first_byte_s = 0;
   bool has_first_byte = false;
   std::string how;           // "scale (read share 1/2)", "read 1 .. triad 0.667 at 0.9998", ...

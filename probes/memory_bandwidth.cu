@@ -42,8 +42,9 @@ constexpr int kL2ChunkRounds = 8;
 std::string LaunchConfig::str() const {
   static const char* flavors[] = {"ld/st.cs", "ld.nc.L2::256B", "ld.nc", "ld/st"};
   return (blocks_per_sm > 0 ? std::to_string(blocks_per_sm) + " blocks/SM" : std::string("grid over the array")) +
-         " x " + std::to_string(threads) + " threads x unroll " +
-         std::to_string(unroll) + ", " + (flavor >= 0 && flavor < 4 ? flavors[flavor] : "?");
+         " x " + std::to_string(threads) + " threads x " +
+         (unroll == 0 ? std::string("one access each, no loop") : "unroll " + std::to_string(unroll)) + ", " +
+         (flavor >= 0 && flavor < 4 ? flavors[flavor] : "?");
 }
 
 std::string LaunchConfig::l2_str() const {
@@ -143,6 +144,12 @@ __global__ void stream_kernel(const double2* __restrict__ a, const double2* __re
       st16<F>(c + j, make_double2(v.x + kScalar * w.x, v.y + kScalar * w.y));
     }
   };
+  if constexpr (U == 0) {
+    // One access per thread, no loop: the leanest shape (a grid over the array), as the
+    // validation kernels are written; small warm runs are per-thread-latency bound.
+    const std::size_t j = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+    if (j < n) one(j);
+  } else {
   // Each trip a block covers one contiguous chunk of blockDim * U elements (DRAM page locality).
   const std::size_t chunk = static_cast<std::size_t>(blockDim.x) * U;
   for (std::size_t base = blockIdx.x * chunk; base < n; base += static_cast<std::size_t>(gridDim.x) * chunk) {
@@ -174,6 +181,7 @@ __global__ void stream_kernel(const double2* __restrict__ a, const double2* __re
       }
     }
   }
+  }
   if constexpr (P == StreamPattern::read) {
     // One slot per block (sum has >= gridDim.x): per-warp atomics on one address serialized in
     // the L2 and made small reads slow (21 MB cold took 16.8 us on an H100, 2.5x a write).
@@ -191,8 +199,8 @@ __global__ void stream_kernel(const double2* __restrict__ a, const double2* __re
 
 // Blocks of a stream launch: blocks_per_sm x SMs, or a grid covering the array (0).
 unsigned stream_grid(const LaunchConfig& cfg, std::size_t n, int sms) {
-  const std::size_t chunk = static_cast<std::size_t>(cfg.threads) * cfg.unroll;
-  return cfg.blocks_per_sm > 0 ? static_cast<unsigned>(cfg.blocks_per_sm * sms)
+  const std::size_t chunk = static_cast<std::size_t>(cfg.threads) * std::max(1, cfg.unroll);
+  return cfg.blocks_per_sm > 0 && cfg.unroll > 0 ? static_cast<unsigned>(cfg.blocks_per_sm * sms)
                                : static_cast<unsigned>((n + chunk - 1) / chunk);
 }
 // Slots for per-block read sums: enough for any candidate (the smallest chunk is 128 x 1).
@@ -234,12 +242,13 @@ using StreamFn = void (*)(const double2*, const double2*, double2*, std::size_t,
 template <StreamPattern P, int F>
 StreamFn pick_stream(int unroll) {
   switch (unroll) {
+    case 0: return stream_kernel<P, 0, F>;
     case 1: return stream_kernel<P, 1, F>;
     case 2: return stream_kernel<P, 2, F>;
     case 4: return stream_kernel<P, 4, F>;
     case 8: return stream_kernel<P, 8, F>;
   }
-  throw std::invalid_argument("stream: unroll must be 1, 2, 4 or 8");
+  throw std::invalid_argument("stream: unroll must be 0 (one access per thread, no loop), 1, 2, 4 or 8");
 }
 
 template <StreamPattern P>
@@ -655,8 +664,8 @@ std::vector<LaunchConfig> ramp_candidates(RampTiming timing, bool quick) {
     int threads, unroll, bps;  // bps -1: 2048 / threads
   };
   const std::vector<Shape> shapes =
-      quick ? std::vector<Shape>{{256, 1, 0}, {512, 2, 0}, {1024, 2, -1}}
-            : std::vector<Shape>{{128, 1, 0}, {256, 1, 0}, {512, 1, 0}, {1024, 1, 0}, {256, 2, 0},
+      quick ? std::vector<Shape>{{256, 0, 0}, {256, 1, 0}, {512, 2, 0}, {1024, 2, -1}}
+            : std::vector<Shape>{{128, 0, 0}, {256, 0, 0}, {512, 0, 0}, {128, 1, 0}, {256, 1, 0}, {512, 1, 0}, {1024, 1, 0}, {256, 2, 0},
                                  {512, 2, 0}, {256, 4, 0}, {1024, 2, -1}, {512, 4, -1}, {256, 8, -1}};
   const std::vector<int> flavors = timing == RampTiming::cold ? std::vector<int>{0, 2, 3} : std::vector<int>{2, 3};
   std::vector<LaunchConfig> c;

@@ -59,9 +59,10 @@ int arrays_touched(StreamPattern);  // bytes moved per element = 16 * arrays_tou
 struct LaunchConfig {
   int blocks_per_sm = 1;
   int threads = 256;
-  int unroll = 1;  // independent 16-byte accesses per thread in flight: 1, 2, 4 or 8
+  int unroll = 1;  // independent 16-byte accesses per thread in flight: 1, 2, 4 or 8; stream
+                   // kernels also 0: one access per thread, no loop (a grid over the array)
   // Stream kernels: 0 = ld/st .cs (evict-first), 1 = ld.nc with an L2 256-byte prefetch hint and
-  // plain stores, 2 = plain ld.nc / st.
+  // plain stores, 2 = plain ld.nc / st, 3 = plain ld / st.
   int flavor = 0;
   // L2 kernel: 0 = each block re-reads its own slice, 1 = every block strides over the whole
   // buffer (lines shared by all SMs), 2 = many short blocks, one contiguous chunk each.

@@ -94,23 +94,28 @@ TEST_CASE("memory roof: the ramp's slope raises only the tight roof; first byte 
   dram.first_byte["scale"] = Field{Dimension::seconds, std::nullopt, mv(3.1e-6, 3.1e-6, 3.1e-6, "memory-ramp")};
   dram.first_byte["read"] = Field{Dimension::seconds, std::nullopt, mv(2.6e-6, 2.6e-6, 2.6e-6, "memory-ramp")};
   const MemoryRoof s = memory_roof(hw, MemoryLevelKind::dram, 1, 1);
-  CHECK(s.bandwidth == 4.30e12);      // the paper-style roof keeps the pattern's median
-  CHECK(s.bandwidth_max == 4.35e12);  // the envelope's slope is above the pattern's maximum
+  CHECK(s.bandwidth == 4.35e12);      // the envelope's slope is above the pattern's median: both roofs take it
+  CHECK(s.bandwidth_max == 4.35e12);  // and above the pattern's maximum
   REQUIRE(s.has_first_byte);
-  CHECK(s.first_byte_s == 3.1e-6);
+  // The fixed time is the least intercept of the level's patterns, whatever the mix (read 2.6 us).
+  CHECK(s.first_byte_s == 2.6e-6);
   const MemoryRoof rd = memory_roof(hw, MemoryLevelKind::dram, 1, 0);
   CHECK(rd.bandwidth_max == 4.45e12);  // the pattern's maximum is above the slope: it stays
+  CHECK(rd.bandwidth == 4.40e12);      // the slope equals the median: no change
   CHECK(rd.first_byte_s == 2.6e-6);
-  // Between scale (1/2) and read (1): the smaller first byte of the two (a bound takes the least).
   CHECK(memory_roof(hw, MemoryLevelKind::dram, 3, 1).first_byte_s == 2.6e-6);
+  dram.first_byte["write"] = Field{Dimension::seconds, std::nullopt, mv(1.9e-6, 1.9e-6, 1.9e-6, "memory-ramp")};
+  CHECK(memory_roof(hw, MemoryLevelKind::dram, 1, 0).first_byte_s == 1.9e-6);
+  dram.first_byte.erase("write");
+  CHECK_FALSE(memory_roof(hw, MemoryLevelKind::l2, 1, 1).has_first_byte);  // another level's ramp does not count
   // The tight bound takes both.
   const MemoryRoof roof = memory_roof(hw, MemoryLevelKind::dram, 8e9, 8e9);
   const TightBound t = tight_bound(hw, roof, 16e9, 1e-6, false);
   CHECK(t.first_byte_from == "ramp envelope");
   CHECK(t.bandwidth == 4.35e12);
-  CHECK(t.time_s == doctest::Approx(3.1e-6 + 16e9 / 4.35e12));
-  // Tiny: the first byte (3.1 us) is above the launch (2.6 us), and no launch time is added to it.
-  CHECK(tight_bound(hw, roof, 1e3, 1e-9, false).time_s == doctest::Approx(3.1e-6 + 1e3 / 4.35e12));
+  CHECK(t.time_s == doctest::Approx(2.6e-6 + 16e9 / 4.35e12));
+  // Tiny: the first byte (2.6 us) is at the launch (2.6 us), and no launch time is added to it.
+  CHECK(tight_bound(hw, roof, 1e3, 1e-9, false).time_s == doctest::Approx(2.6e-6 + 1e3 / 4.35e12));
   hw.fixed_costs.launch_single.measured = mv(6e-6, 5e-6, 7e-6, "launch-overhead");
   CHECK(tight_bound(hw, roof, 1e3, 1e-9, false).time_s == 5e-6);  // launch-bound: the measured minimum
 }
