@@ -3,7 +3,9 @@
 #   bash scripts/gpu-check.sh BUNDLE OUTDIR [ID]
 # GPU tests, SASS checks (probes and validation kernels), calibrate (--quick and full, timed),
 # validate against the shipped descriptor and the calibrated one, report, full `ceiling run` end to
-# end, compute-sanitizer memcheck on the tiny GPU-test configurations.
+# end, compute-sanitizer memcheck on the tiny GPU-test configurations, memcheck/racecheck/synccheck
+# over calibrate --quick and the GPU tests, and calibrate killed with SIGKILL then resumed.
+# Sanitizers and resume only (~5 min on an H100): SANITIZE_ONLY=1 bash scripts/gpu-check.sh BUNDLE OUTDIR [ID]
 # Leaves OUTDIR/summary.log (read it first) and OUTDIR/all.tgz (every file written).
 set -uo pipefail
 B=$(cd "${1:?usage: gpu-check.sh BUNDLE OUTDIR [ID]}" && pwd)
@@ -17,6 +19,7 @@ ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 step() { echo "== $*" | tee -a "$S"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu --format=csv | tee -a "$S"
 
+if [[ -z ${SANITIZE_ONLY:-} ]]; then
 step "GPU tests"
 t=$(date +%s%N); timeout 300 "$B/bin/ceiling_gpu_tests" > "$W/gpu-tests.log" 2>&1; rc=$?
 echo "gpu tests rc=$rc $(ms $t) ms: $(grep -E 'test cases' "$W/gpu-tests.log" | tail -1)" | tee -a "$S"
@@ -55,5 +58,24 @@ echo "run rc=$? wall $(ms $t) ms" | tee -a "$S"
 step "memcheck"
 t=$(date +%s%N); timeout 240 compute-sanitizer --tool memcheck "$B/bin/ceiling_gpu_tests" > "$W/memcheck.log" 2>&1
 echo "memcheck rc=$? $(ms $t) ms: $(grep -E 'ERROR SUMMARY' "$W/memcheck.log" | tail -1)" | tee -a "$S"
+
+fi  # SANITIZE_ONLY
+
+step "compute-sanitizer: memcheck, racecheck, synccheck (every quick probe via calibrate --quick, every kernel variant via the GPU tests' tiny sizes)"
+# Each run is bounded to 45 s so this step stays under 5 minutes on an H100; rc 124 = cut short.
+for tool in memcheck racecheck synccheck; do
+  t=$(date +%s%N)
+  timeout 45 compute-sanitizer --tool $tool --error-exitcode 99 "$B/bin/ceiling" calibrate --quick --base "$ID" \
+    --out "$W/sanitize-$tool/$ID.yaml" > "$W/$tool-calibrate.log" 2>&1
+  echo "$tool calibrate --quick rc=$? $(ms $t) ms: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$W/$tool-calibrate.log" | tail -1)" | tee -a "$S"
+  t=$(date +%s%N)
+  timeout 45 compute-sanitizer --tool $tool --error-exitcode 99 "$B/bin/ceiling_gpu_tests" > "$W/$tool-gpu-tests.log" 2>&1
+  echo "$tool GPU tests rc=$? $(ms $t) ms: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$W/$tool-gpu-tests.log" | tail -1)" | tee -a "$S"
+done
+
+step "resume after SIGKILL (scripts/resume-check.sh)"
+t=$(date +%s%N); timeout 90 bash "$here/resume-check.sh" "$B/bin/ceiling" "$W/resume" "$ID" > "$W/resume-check.log" 2>&1
+echo "resume-check rc=$? $(ms $t) ms" | tee -a "$S"
+cat "$W/resume-check.log" >> "$S"
 
 tar -C "$W" -czf "$O/all.tgz" . && echo "files: $O/all.tgz" | tee -a "$S"

@@ -2,8 +2,9 @@
 # Installs the Debian/Ubuntu packages ceiling builds against, only those that are missing.
 set -euo pipefail
 # python3: the test generated_wgmma_ops_fresh runs scripts/gen_wgmma_ops.py --check.
+# clang + libclang-rt-14-dev: the libFuzzer targets of scripts/ci-sanitize.sh (Debian 12's clang 14).
 packages=(cmake ninja-build g++ libeigen3-dev libyaml-cpp-dev libspdlog-dev doctest-dev
-          libcli11-dev nlohmann-json3-dev gnuplot-nox python3)
+          libcli11-dev nlohmann-json3-dev gnuplot-nox python3 clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
