@@ -131,7 +131,7 @@ Subcommand add_validate(CLI::App& root) {
   s.app->add_option("--sizes", opt->sizes,
                     "Working-set sizes (\"64MiB\") or element counts (SCALE n, GEMV square n, intensity n at k = 8), "
                     "comma-separated; default: L2/32 .. 8 x L2, 4 per octave, L2 = the descriptor's L2 capacity "
-                    "(intensity: k = 1, 2, 4 .. 256 at L2/4 and 4 x L2; --quick: k = 1, 4, 16, 64, 256)")
+                    "(intensity: k = 1, 2, 4 .. 256 at L2/4 and 4 x L2; --quick: k = 1, 4, 16, 32 .. 256)")
       ->delimiter(',');
   s.app->add_option("--out", opt->out, "Results JSON (default results/<hw id>-validation.json)");
   s.app->add_flag("--quick", opt->quick, "One size per octave instead of four");

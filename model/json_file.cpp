@@ -78,6 +78,11 @@ json read_json_file(const fs::path& file, const char* what, const JsonLimits& li
     // "[json.exception.parse_error.101] parse error at line 1, column 12: syntax error ..." -> from "parse error".
     if (auto at = msg.find("] "); at != std::string::npos) msg = msg.substr(at + 2);
     throw JsonFileError(file, "", "not valid JSON (" + msg + ")");
+  } catch (const json::exception& e) {
+    // out_of_range.406: a number past a double ("1e438428"); found by the fuzzer (tests/fuzz/regressions).
+    std::string msg = e.what();
+    if (auto at = msg.find("] "); at != std::string::npos) msg = msg.substr(at + 2);
+    throw JsonFileError(file, "", "not valid JSON (" + msg + ")");
   }
 }
 

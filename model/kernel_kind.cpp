@@ -104,16 +104,16 @@ std::vector<KernelKind> builtin_kinds() {
     k.params_for_count = [](double c) { return KernelParams{{"n", c}, {"k", 8}}; };
     // k over powers of two from 1 to 256 (I = k/D: fp64 1/8 .. 32, past 4x the CUDA-core ridge of
     // an H100/H200 in DRAM, ~7 flop/byte; fp32 and fp16 likewise) at one working set inside the L2
-    // (L2/4, under the split at L2/2) and one outside (4 x L2). --quick: every other power of two.
+    // (L2/4, under the split at L2/2) and one outside (4 x L2). --quick drops k = 2 and 8 only:
+    // the overlap fit needs >= 3 points per level with I in [B/4, 4B] (k = 16 .. 128 on an H200).
     k.sweep_points = [](double l2_bytes, Precision pr, bool quick) {
       std::vector<KernelParams> out;
       const double w = intensity_row_width(pr);
       for (double bytes : {l2_bytes / 4, 4 * l2_bytes}) {
         const double n = std::max(w, std::floor(bytes / (2.0 * bytes_per_value(pr) * w)) * w);
-        for (int e = 0; e <= 8; e += quick ? 2 : 1) {
-          const double kk = std::exp2(e);
-          if (kk < w && static_cast<int>(w) % static_cast<int>(kk) != 0) continue;
-          out.push_back({{"n", n}, {"k", kk}});
+        for (int e = 0; e <= 8; ++e) {
+          if (quick && (e == 1 || e == 3)) continue;
+          out.push_back({{"n", n}, {"k", std::exp2(e)}});
         }
       }
       return out;

@@ -261,7 +261,7 @@ TEST_CASE("intensity: the sweep points cross the CUDA-core ridge in and out of t
     const auto full = kind.sweep_points(kL2, p, false);
     const auto quick = kind.sweep_points(kL2, p, true);
     CHECK(full.size() == 18);  // k = 1, 2, .., 256 at two working sets
-    CHECK(quick.size() == 10);  // k = 1, 4, 16, 64, 256
+    CHECK(quick.size() == 14);  // k = 1, 4, 16, 32, 64, 128, 256
     std::set<double> ks, in_l2, out_l2;
     for (const auto& pt : full) {
       const KernelModel m = make_kernel_model(kind, pt, p);
@@ -285,7 +285,7 @@ TEST_CASE("intensity: the sweep points cross the CUDA-core ridge in and out of t
       CHECK(1.0 / D < B / 4);
       CHECK(256.0 / D >= 4 * B);
     }
-    for (const auto& pt : quick) CHECK(std::set<double>{1, 4, 16, 64, 256}.count(pt.at("k")) == 1);
+    for (const auto& pt : quick) CHECK(std::set<double>{1, 4, 16, 32, 64, 128, 256}.count(pt.at("k")) == 1);
   }
 }
 
