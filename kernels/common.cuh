@@ -33,6 +33,19 @@ void fill_random(T* p, long long n, std::uint64_t seed) {
   CUDA_CHECK_LAUNCH();
 }
 
+// One 16-byte (or any vector) load/store: streaming (ld/st.cs, evict-first) for working sets out of
+// the L2, plain inside it (the sweep's RunContext::in_l2 decides).
+template <bool Streaming, class V>
+__device__ __forceinline__ V load_stream(const V* p) {
+  if constexpr (Streaming) return __ldcs(p);
+  else return *p;
+}
+template <bool Streaming, class V>
+__device__ __forceinline__ void store_stream(V* p, const V& v) {
+  if constexpr (Streaming) __stcs(p, v);
+  else *p = v;
+}
+
 // 0xFF bytes are a NaN in both float and double.
 inline void poison(void* p, size_t bytes) { CUDA_CHECK(cudaMemset(p, 0xFF, bytes)); }
 

@@ -88,17 +88,6 @@ __constant__ __half2 c_m_fp16[kConstantEntries];
 // Which instance's matrices the constant banks hold (a counter drawn at randomize, never reused).
 unsigned long long g_constant_generation = 0, g_next_generation = 1;
 
-template <bool Streaming, class V>
-__device__ __forceinline__ V load_v(const V* p) {
-  if constexpr (Streaming) return __ldcs(p);
-  else return *p;
-}
-template <bool Streaming, class V>
-__device__ __forceinline__ void store_v(V* p, const V& v) {
-  if constexpr (Streaming) __stcs(p, v);
-  else *p = v;
-}
-
 // ---- CUDA cores: one row per thread ----------------------------------------------------------
 
 template <class T> __device__ __forceinline__ T matrix_entry(int idx);
@@ -130,13 +119,13 @@ __global__ void __launch_bounds__(kCcThreads) intensity_cuda_core_fp64(const dou
   double xv[W], acc[W];
 #pragma unroll
   for (int v = 0; v < NV; ++v) {
-    const double2 t = load_v<Streaming>(x + base + 32 * v);
+    const double2 t = load_stream<Streaming>(x + base + 32 * v);
     xv[2 * v] = t.x;
     xv[2 * v + 1] = t.y;
   }
   row_products<double, K, W>(xv, acc);
 #pragma unroll
-  for (int v = 0; v < NV; ++v) store_v<Streaming>(y + base + 32 * v, make_double2(acc[2 * v], acc[2 * v + 1]));
+  for (int v = 0; v < NV; ++v) store_stream<Streaming>(y + base + 32 * v, make_double2(acc[2 * v], acc[2 * v + 1]));
 }
 
 template <int K, bool Streaming>
@@ -149,7 +138,7 @@ __global__ void __launch_bounds__(kCcThreads) intensity_cuda_core_fp32(const flo
   float xv[W], acc[W];
 #pragma unroll
   for (int v = 0; v < NV; ++v) {
-    const float4 t = load_v<Streaming>(x + base + 32 * v);
+    const float4 t = load_stream<Streaming>(x + base + 32 * v);
     xv[4 * v] = t.x;
     xv[4 * v + 1] = t.y;
     xv[4 * v + 2] = t.z;
@@ -158,7 +147,7 @@ __global__ void __launch_bounds__(kCcThreads) intensity_cuda_core_fp32(const flo
   row_products<float, K, W>(xv, acc);
 #pragma unroll
   for (int v = 0; v < NV; ++v)
-    store_v<Streaming>(y + base + 32 * v, make_float4(acc[4 * v], acc[4 * v + 1], acc[4 * v + 2], acc[4 * v + 3]));
+    store_stream<Streaming>(y + base + 32 * v, make_float4(acc[4 * v], acc[4 * v + 1], acc[4 * v + 2], acc[4 * v + 3]));
 }
 
 // fp16: outputs in pairs (2p, 2p+1), HFMA2 with the input broadcast to both halves; k = 1 pairs
@@ -173,7 +162,7 @@ __global__ void __launch_bounds__(kCcThreads) intensity_cuda_core_fp16(const uin
   __half2 xv[P], acc[P];
 #pragma unroll
   for (int v = 0; v < 2; ++v) {
-    const uint4 t = load_v<Streaming>(x + base + 32 * v);
+    const uint4 t = load_stream<Streaming>(x + base + 32 * v);
     const unsigned u[4] = {t.x, t.y, t.z, t.w};
 #pragma unroll
     for (int q = 0; q < 4; ++q) xv[4 * v + q] = *reinterpret_cast<const __half2*>(&u[q]);
@@ -201,7 +190,7 @@ __global__ void __launch_bounds__(kCcThreads) intensity_cuda_core_fp16(const uin
     unsigned* u = reinterpret_cast<unsigned*>(&t);
 #pragma unroll
     for (int q = 0; q < 4; ++q) u[q] = *reinterpret_cast<const unsigned*>(&acc[4 * v + q]);
-    store_v<Streaming>(y + base + 32 * v, t);
+    store_stream<Streaming>(y + base + 32 * v, t);
   }
 }
 
@@ -253,8 +242,8 @@ __global__ void __launch_bounds__(kTcThreads) intensity_tensor_core_fp64(const d
 #pragma unroll
     for (int q = 0; q < kTcTiles; ++q) {
       at[q] = s * 256 + (q >> 1) * 128 + t * 32 + (q & 1) * 16 + g;
-      lo[q] = load_v<Streaming>(x + at[q]);
-      hi[q] = load_v<Streaming>(x + at[q] + 8);
+      lo[q] = load_stream<Streaming>(x + at[q]);
+      hi[q] = load_stream<Streaming>(x + at[q] + 8);
     }
     double d[kTcTiles][4];
 #pragma unroll
@@ -267,8 +256,8 @@ __global__ void __launch_bounds__(kTcThreads) intensity_tensor_core_fp64(const d
     }
 #pragma unroll
     for (int q = 0; q < kTcTiles; ++q) {
-      store_v<Streaming>(y + at[q], make_double2(d[q][0], d[q][1]));
-      store_v<Streaming>(y + at[q] + 8, make_double2(d[q][2], d[q][3]));
+      store_stream<Streaming>(y + at[q], make_double2(d[q][0], d[q][1]));
+      store_stream<Streaming>(y + at[q] + 8, make_double2(d[q][2], d[q][3]));
     }
   }
 }
@@ -293,8 +282,8 @@ __global__ void __launch_bounds__(kTcThreads) intensity_tensor_core_fp16(const u
     for (int q = 0; q < kTcTiles; ++q) {
       // block of 32 rows x 16 halves = 128 words of 8 bytes; row r, values 4t.. at (t/2)*64 + 2r + t%2
       at[q] = s * 256 + (q >> 1) * 128 + (t >> 1) * 64 + ((q & 1) * 16 + g) * 2 + (t & 1);
-      lo[q] = load_v<Streaming>(x + at[q]);
-      hi[q] = load_v<Streaming>(x + at[q] + 16);
+      lo[q] = load_stream<Streaming>(x + at[q]);
+      hi[q] = load_stream<Streaming>(x + at[q] + 16);
     }
     unsigned d[kTcTiles][2][2];
 #pragma unroll
@@ -310,8 +299,8 @@ __global__ void __launch_bounds__(kTcThreads) intensity_tensor_core_fp16(const u
     }
 #pragma unroll
     for (int q = 0; q < kTcTiles; ++q) {
-      store_v<Streaming>(y + at[q], make_uint2(d[q][0][0], d[q][1][0]));
-      store_v<Streaming>(y + at[q] + 16, make_uint2(d[q][0][1], d[q][1][1]));
+      store_stream<Streaming>(y + at[q], make_uint2(d[q][0][0], d[q][1][0]));
+      store_stream<Streaming>(y + at[q] + 16, make_uint2(d[q][0][1], d[q][1][1]));
     }
   }
 }

@@ -20,17 +20,6 @@ namespace {
 constexpr int kThreads = 256;
 constexpr const char* kLdg128 = "LDG\\.E[A-Z0-9.]*\\.128";  // 16-byte global loads
 
-template <bool Streaming, class V>
-__device__ __forceinline__ V load16(const V* p) {
-  if constexpr (Streaming) return __ldcs(p);
-  else return *p;
-}
-template <bool Streaming, class V>
-__device__ __forceinline__ void store16(V* p, const V& v) {
-  if constexpr (Streaming) __stcs(p, v);
-  else *p = v;
-}
-
 template <class T> struct Vec16;
 template <> struct Vec16<double> {
   using type = double2;
@@ -51,7 +40,7 @@ __global__ void __launch_bounds__(kThreads) scale_cuda_core(const T* __restrict_
   const V* __restrict__ bv = reinterpret_cast<const V*>(b);
   V* __restrict__ av = reinterpret_cast<V*>(a);
   const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < nv) store16<Streaming>(av + i, Vec16<T>::mul(load16<Streaming>(bv + i), q));
+  if (i < nv) store_stream<Streaming>(av + i, Vec16<T>::mul(load_stream<Streaming>(bv + i), q));
   const long long tail = nv * Vec16<T>::lanes;
   if (i < n - tail) a[tail + i] = q * b[tail + i];
 }
@@ -91,8 +80,8 @@ __global__ void __launch_bounds__(kThreads) scale_tensor_core_fp64(const double*
   if (w < tiles) {  // warp-uniform: the mma needs the whole warp
     double2 out;
     int slot;
-    scale_tile_tc(load16<Streaming>(bv + w * 32 + lane), bq, lane, out, slot);
-    store16<Streaming>(av + w * 32 + slot, out);
+    scale_tile_tc(load_stream<Streaming>(bv + w * 32 + lane), bq, lane, out, slot);
+    store_stream<Streaming>(av + w * 32 + slot, out);
   }
 }
 
