@@ -2,12 +2,24 @@
 #pragma once
 #include <unistd.h>
 
+#include <exception>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sstream>
 #include <string>
 
 namespace ceiling::test {
+
+// The message of the exception `f` throws, or "(no error)".
+inline std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
 
 // <tmp>/ceiling-test-<suite>-<pid>-<tag>-<n>, removed first; created when `create`.
 inline std::filesystem::path scratch_dir(const std::string& suite, const std::string& tag, bool create = true) {

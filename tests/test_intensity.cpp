@@ -143,14 +143,7 @@ kernels::Measurer fake_measurer(const HardwareDescriptor& hw) {
   };
 }
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using ceiling::test::message_of;
 
 }  // namespace
 

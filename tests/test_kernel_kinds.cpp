@@ -125,14 +125,7 @@ HardwareDescriptor synthetic_descriptor() {
   return hw;
 }
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using ceiling::test::message_of;
 
 }  // namespace
 
