@@ -18,6 +18,7 @@
 #include "model/descriptor.hpp"
 #include "model/kernel_kind.hpp"
 #include "model/kernel_model.hpp"
+#include "model/sparse_matrix.hpp"
 #include "model/units.hpp"
 
 namespace ceiling::cli {
@@ -29,7 +30,47 @@ struct PredictArgs {
   std::map<std::string, std::string> params;  // parameter name -> text, one option per name of the kind table
   std::string bandwidth, peak_cuda_core, peak_tensor_core;
   bool json = false;
+  // SpMV: m, n and nnz from a Matrix Market file or a suite member (model/sparse_matrix.hpp).
+  std::string matrix, suite, name;
+  double scale = 1.0;
 };
+
+// m, n, nnz of --matrix FILE or --suite table2 --name X; empty when neither is given.
+KernelParams matrix_params(const PredictArgs& a, std::string& label) {
+  if (a.matrix.empty() && a.suite.empty()) {
+    if (!a.name.empty()) throw std::runtime_error("--name picks a matrix of --suite (e.g. --suite table2 --name cant)");
+    return {};
+  }
+  // A matrix gives m, n and nnz: it applies to the kinds that take those (SpMV), by their parameters.
+  const KernelKind* kind = find_kernel_kind(a.kernel);
+  const auto takes = [&](const char* name) {
+    return kind && std::any_of(kind->params.begin(), kind->params.end(), [&](const ParamSpec& p) { return p.name == name; });
+  };
+  if (!takes("m") || !takes("n") || !takes("nnz"))
+    throw std::runtime_error("--matrix and --suite apply to the kinds with --m --n --nnz (SpMV), not '" + a.kernel + "'");
+  if (!a.matrix.empty() && !a.suite.empty()) throw std::runtime_error("give --matrix or --suite, not both");
+  if (!a.matrix.empty()) {
+    MatrixReadOptions ro;
+    ro.progress = [&a](std::int64_t done, std::int64_t total) {
+      if (done < total) spdlog::info("{}: {} of {} entries", a.matrix, done, total);
+    };
+    const CsrMatrix m = read_matrix_market(a.matrix, ro);
+    label = m.name + " (" + a.matrix + ")";
+    return {{"m", m.rows}, {"n", m.cols}, {"nnz", static_cast<double>(m.nnz())}};
+  }
+  if (a.suite != "table2")
+    throw std::runtime_error("--suite: unknown suite '" + a.suite + "' (known: table2, the 21 matrices of GPGPU'25 Table 2)");
+  if (a.name.empty()) {
+    std::string names;
+    for (const auto& m : table2_suite()) names += (names.empty() ? "" : ", ") + m.name;
+    throw std::runtime_error("--suite table2 needs --name (one of " + names + ")");
+  }
+  const SuiteMatrix& m = table2_matrix(a.name);
+  const double rows = std::max(1.0, std::round(static_cast<double>(m.rows) * a.scale));
+  const double nnz = std::max(1.0, std::round(static_cast<double>(m.nnz) * a.scale));
+  label = m.code + " " + m.name + (a.scale != 1.0 ? " at scale " + std::to_string(a.scale) : "");
+  return {{"m", rows}, {"n", rows}, {"nnz", nnz}};
+}
 
 bool looks_like_file(const std::string& s) {
   std::error_code ec;
@@ -43,8 +84,11 @@ struct ParamOption {
   std::string type_name;
 };
 
-KernelModel build_kernel(const PredictArgs& a, const std::map<std::string, ParamOption>& opts) {
+KernelModel build_kernel(const PredictArgs& a, const std::map<std::string, ParamOption>& opts, std::string& label) {
   const auto given = [&](const std::string& name) { return opts.at(name).option->count() > 0; };
+  const KernelParams from_matrix = matrix_params(a, label);
+  for (const auto& [name, v] : from_matrix)
+    if (given(name)) throw std::runtime_error(param_option(name) + " comes from the matrix; leave it out with --matrix/--suite");
   if (looks_like_file(a.kernel) && !find_kernel_kind(a.kernel)) {
     std::error_code ec;
     if (!fs::is_regular_file(a.kernel, ec)) throw std::runtime_error("--kernel: no kernel file '" + a.kernel + "'");
@@ -59,10 +103,11 @@ KernelModel build_kernel(const PredictArgs& a, const std::map<std::string, Param
                              ", or a kernel YAML file)");
   std::vector<std::string> required, missing, takes;
   for (const auto& spec : kind->params) {
+    if (spec.hidden) continue;
     takes.push_back(param_option(spec.name));
     if (!spec.required) continue;
     required.push_back(param_option(spec.name));
-    if (!given(spec.name)) missing.push_back(param_option(spec.name));
+    if (!given(spec.name) && !from_matrix.count(spec.name)) missing.push_back(param_option(spec.name));
   }
   const auto join = [](const std::vector<std::string>& v, const char* sep) {
     std::string out;
@@ -72,7 +117,7 @@ KernelModel build_kernel(const PredictArgs& a, const std::map<std::string, Param
   if (!missing.empty())
     throw std::runtime_error("--kernel " + a.kernel + " needs " + join(required, " ") + " (missing: " +
                              join(missing, " ") + ")");
-  KernelParams params;
+  KernelParams params = from_matrix;
   for (const auto& [name, o] : opts) {
     if (!given(name)) continue;
     const auto spec = std::find_if(kind->params.begin(), kind->params.end(), [&](const ParamSpec& p) { return p.name == name; });
@@ -88,7 +133,9 @@ KernelModel build_kernel(const PredictArgs& a, const std::map<std::string, Param
     throw std::runtime_error(std::string("--precision: ") + e.what());
   }
   try {
-    return make_kernel_model(*kind, params, p);
+    KernelModel k = make_kernel_model(*kind, params, p);
+    if (!label.empty()) k.description += " (" + label + ")";
+    return k;
   } catch (const KernelParamError& e) {
     const std::string what = e.what();
     throw std::runtime_error(e.param().empty() ? what : param_option(e.param()) + ": " + what);
@@ -248,6 +295,7 @@ Subcommand add_predict(CLI::App& root) {
   std::map<std::string, std::vector<std::pair<std::string, std::string>>> helps;  // name -> (help, kinds)
   for (const auto& kind : kernel_kind_table())
     for (const auto& spec : kind.params) {
+      if (spec.hidden) continue;
       if (!helps.count(spec.name)) order.push_back(spec.name);
       auto& h = helps[spec.name];
       const auto same = std::find_if(h.begin(), h.end(), [&](const auto& x) { return x.first == spec.help; });
@@ -265,9 +313,15 @@ Subcommand add_predict(CLI::App& root) {
   std::string kinds_text = "Kinds:\n";
   for (const auto& kind : kernel_kind_table()) {
     std::string opts;
-    for (const auto& spec : kind.params) opts += " " + (spec.required ? param_option(spec.name) : "[" + param_option(spec.name) + "]");
+    for (const auto& spec : kind.params)
+      if (!spec.hidden) opts += " " + (spec.required ? param_option(spec.name) : "[" + param_option(spec.name) + "]");
     kinds_text += "  " + kind.name + opts + "\n      " + kind.summary + "\n";
   }
+  app->add_option("--matrix", a->matrix, "spmv-csr/spmv: take m, n, nnz from a Matrix Market file")->type_name("FILE");
+  app->add_option("--suite", a->suite, "spmv-csr/spmv: take m, n, nnz from a suite member ('table2', with --name)");
+  app->add_option("--name", a->name, "spmv-csr/spmv: the --suite member (e.g. cant or D10)");
+  app->add_option("--scale", a->scale, "spmv-csr/spmv: rows and nnz of the --suite member times this (default 1)")
+      ->check(CLI::Range(1e-6, 1.0));
   app->add_option("--bandwidth", a->bandwidth, "What-if: bandwidth of the bounding level, e.g. '3 TB/s'")
       ->type_name("QTY");
   app->add_option("--peak-cuda-core", a->peak_cuda_core, "What-if: CUDA-core peak, e.g. '9.7 TFLOP/s'")
@@ -282,7 +336,9 @@ Subcommand add_predict(CLI::App& root) {
       "  ceiling predict --hw gh200 --kernel scale --n 1e9\n"
       "  ceiling predict --hw a100-80gb --kernel gemv --m 8192 --n 8192 --source spec --json\n"
       "  ceiling predict --hw gh200 --kernel stencil --points 5 --dims 2 --nx 9000 --ny 9000 --steps 3\n"
-      "  ceiling predict --hw h200 --kernel custom --work '2 GFLOP' --traffic '8 GB'");
+      "  ceiling predict --hw h200 --kernel custom --work '2 GFLOP' --traffic '8 GB'\n"
+      "  ceiling predict --hw h200 --kernel spmv-csr --suite table2 --name cant\n"
+      "  ceiling predict --hw h200 --kernel spmv-csr --matrix my.mtx --json");
   const CLI::Option* precision_opt = app->get_option("--precision");
   const CLI::Option* bw_opt = app->get_option("--bandwidth");
   const CLI::Option* cc_opt = app->get_option("--peak-cuda-core");
@@ -293,7 +349,8 @@ Subcommand add_predict(CLI::App& root) {
     const HardwareDescriptor hw = load_descriptor(hw_path);
     if (precision_opt->count() > 0 && looks_like_file(a->kernel) && !find_kernel_kind(a->kernel))
       throw std::runtime_error("--precision does not apply to a kernel file (write precision: in " + a->kernel + ")");
-    const KernelModel k = build_kernel(*a, params);
+    std::string label;
+    const KernelModel k = build_kernel(*a, params, label);
 
     PredictOptions opt;
     opt.source = parse_source_preference(a->source);
@@ -305,10 +362,24 @@ Subcommand add_predict(CLI::App& root) {
     spdlog::debug("predict: {} on {} ({})", k.description, hw.id, hw_path.string());
     const Prediction r = predict(hw, k, opt);
 
-    if (a->json)
-      std::cout << to_json(hw, hw_path, k, r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    else
+    // SpMV: Q counts x once (n D). That holds when the gathered x stays in the L2 between uses;
+    // validate measures how far off it is per matrix (achieved bandwidth above the roof = reuse
+    // better than assumed is impossible, far below = x re-read).
+    const KernelKind* kk = find_kernel_kind(k.kind);
+    const bool spmv = kk && std::any_of(kk->params.begin(), kk->params.end(), [](const ParamSpec& p) { return p.name == "nnz"; });
+    const std::string x_note =
+        "Q counts x once (n x " + std::to_string(static_cast<int>(bytes_per_value(k.precision))) +
+        " B): the gathered x is assumed to stay in the L2 between uses; when x does not fit the L2 or the columns "
+        "scatter, x lines are re-read and the true traffic exceeds Q (validate --kernels spmv measures it per matrix)";
+    if (a->json) {
+      auto j = to_json(hw, hw_path, k, r);
+      if (spmv) j["assumption"] = x_note;
+      if (!label.empty()) j["matrix"] = label;
+      std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    } else {
       print_human(hw, k, r);
+      if (spmv) std::cout << "Assumption: " << x_note << "\n";
+    }
     return 0;
   };
   return s;

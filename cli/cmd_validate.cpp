@@ -20,6 +20,7 @@
 #include "kernels/registry.hpp"
 #include "kernels/sweep.hpp"
 #include "model/kernel_kind.hpp"
+#include "model/sparse_matrix.hpp"
 #ifdef CEILING_HAVE_CUDA
 #include "kernels/runner.hpp"
 #endif
@@ -54,6 +55,7 @@ int print_variants(bool as_json) {
     for (const auto& e : v.sass) sass.push_back({{"function", e.function}, {"require", e.require}, {"forbid", e.forbid}});
     arr.push_back({{"name", v.name()},
                    {"kind", v.kind},
+                   {"implementation", v.implementation},
                    {"unit", std::string(to_string(v.unit))},
                    {"precision", std::string(to_string(v.precision))},
                    {"tensor_core_fraction", v.tensor_core_fraction},
@@ -75,6 +77,46 @@ int print_variants(bool as_json) {
   return 0;
 }
 
+// Registers the SpMV inputs (model/sparse_matrix.hpp): the Matrix Market files, then the suite's
+// matrices, each with its row statistics on stderr. Returns how many.
+[[maybe_unused]] int register_spmv_inputs(const ValidateOptions& opt) {
+  clear_registered_matrices();
+  const auto log_matrix = [](const CsrMatrix& a, double seconds) {
+    const RowStats st = row_stats(a);
+    spdlog::info("  {}: {} x {}, nnz {}, row length mean {:.1f} max {} cv {:.2f}, CSR {} ({:.1f} s)", a.name, a.rows, a.cols,
+                 a.nnz(), st.mean, st.max, st.cv, format_quantity(a.csr_bytes(4), Dimension::bytes), seconds);
+  };
+  for (const auto& path : opt.matrices) {
+    const auto t0 = std::chrono::steady_clock::now();
+    spdlog::info("reading {}", path);
+    MatrixReadOptions ro;
+    ro.progress = [&path](std::int64_t done, std::int64_t total) {
+      if (done < total) spdlog::info("  {}: {} of {} entries", path, done, total);
+    };
+    auto a = std::make_shared<CsrMatrix>(read_matrix_market(path, ro));
+    log_matrix(*a, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    register_matrix(std::move(a));
+  }
+  if (!opt.suite.empty()) {
+    if (opt.suite != "table2")
+      throw std::runtime_error("--suite: unknown suite '" + opt.suite + "' (known: table2, the 21 matrices of GPGPU'25 Table 2)");
+    std::vector<std::string> names = opt.names;
+    if (names.empty())
+      for (const auto& m : table2_suite()) names.push_back(m.name);
+    for (const auto& n : names) table2_matrix(n);  // every name checked before the first is generated
+    spdlog::info("generating {} matrices of table2 (scale {}, seed {})", names.size(), opt.scale, opt.matrix_seed);
+    for (const auto& n : names) {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto a = std::make_shared<CsrMatrix>(generate_table2(n, opt.scale, opt.matrix_seed));
+      log_matrix(*a, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      register_matrix(std::move(a));
+    }
+  } else if (!opt.names.empty()) {
+    throw std::runtime_error("--name picks matrices of a --suite (e.g. --suite table2 --name cant,pwtk)");
+  }
+  return registered_matrix_count();
+}
+
 }  // namespace
 
 int run_validate(const ValidateOptions& opt) {
@@ -90,6 +132,16 @@ int run_validate(const ValidateOptions& opt) {
   return 2;
 #else
   const auto variants = kernels::select_variants(opt.kernels);
+  // Kinds sized by registered matrices (the kind's input_label): SpMV. Named on --kernels without
+  // --matrix/--suite, they run the Table 2 suite; left to the default (all kinds) they need an input.
+  const auto needs_matrices = [](const kernels::KernelVariant* v) { return static_cast<bool>(kernel_kind(v->kind).input_label); };
+  const bool spmv = std::any_of(variants.begin(), variants.end(), needs_matrices);
+  const bool spmv_named = !opt.kernels.empty() && spmv;
+  ValidateOptions inputs = opt;
+  if (spmv_named && inputs.matrices.empty() && inputs.suite.empty()) inputs.suite = "table2";
+  if (!spmv && (!inputs.matrices.empty() || !inputs.suite.empty()))
+    throw std::runtime_error("--matrix and --suite are SpMV inputs: add spmv to --kernels");
+  if (spmv) register_spmv_inputs(inputs);
   sweep.on_result = [](size_t done, size_t total, const KernelResult& r) {
     spdlog::info("[{}/{}] {}.{}.{} {} ws {} ({}): {:.2f} us, {}, eff {:.1f}%, {}", done, total, r.kernel, r.precision,
                  r.variant, kernel_size_text(r.kernel, r.size), format_quantity(r.working_set_bytes, Dimension::bytes),
@@ -133,6 +185,18 @@ Subcommand add_validate(CLI::App& root) {
                     "comma-separated; default: L2/32 .. 8 x L2, 4 per octave, L2 = the descriptor's L2 capacity "
                     "(intensity: k = 1, 2, 4 .. 256 at L2/4 and 4 x L2; --quick: k = 1, 4, 16, 32 .. 256)")
       ->delimiter(',');
+  s.app->add_option("--matrix", opt->matrices,
+                    "SpMV: Matrix Market files (coordinate real/integer/pattern, general/symmetric/skew-symmetric), "
+                    "comma-separated")
+      ->delimiter(',');
+  s.app->add_option("--suite", opt->suite,
+                    "SpMV: generated matrices shaped like GPGPU'25 Table 2 ('table2'; the default of --kernels spmv "
+                    "without --matrix)");
+  s.app->add_option("--name", opt->names, "SpMV: members of --suite to run (names or codes, e.g. cant,D15; default all 21)")
+      ->delimiter(',');
+  s.app->add_option("--scale", opt->scale, "SpMV: rows and nnz of the generated matrices times this (default 1: Table 2's)")
+      ->check(CLI::Range(1e-6, 1.0));
+  s.app->add_option("--matrix-seed", opt->matrix_seed, "SpMV: seed of the generated matrices (default 1)");
   s.app->add_option("--out", opt->out, "Results JSON (default results/<hw id>-validation.json)");
   s.app->add_flag("--quick", opt->quick, "One size per octave instead of four");
   s.app->add_option("--device", opt->device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
@@ -142,6 +206,9 @@ Subcommand add_validate(CLI::App& root) {
       "Examples:\n"
       "  ceiling validate --hw h200\n"
       "  ceiling validate --hw hardware/h200.yaml --kernels scale --sizes 8MiB,1GiB --out /tmp/r.json\n"
+      "  ceiling validate --hw h200 --kernels spmv                      # the 21 Table 2 matrices, 3 variants\n"
+      "  ceiling validate --hw h200 --kernels spmv --suite table2 --name cant,webbase-1M --scale 0.1\n"
+      "  ceiling validate --hw h200 --kernels spmv --matrix my.mtx\n"
       "  ceiling validate --list --json");
   s.run = [opt, list] {
     if (*list) return print_variants(opt->json);

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,13 @@ struct ValidateOptions {
   int device = 0;
   bool quick = false;
   bool json = false;
+  // SpMV inputs: Matrix Market files and/or a generated suite ("table2"), its members (empty: all),
+  // the generators' size factor and seed.
+  std::vector<std::string> matrices;
+  std::string suite;
+  std::vector<std::string> names;
+  double scale = 1.0;
+  std::uint64_t matrix_seed = 1;
 };
 int run_validate(const ValidateOptions& opt);
 

@@ -11,12 +11,18 @@ static std::vector<KernelVariant>& mutable_registry() {
 }
 
 std::string KernelVariant::name() const {
-  return kind + "." + std::string(to_string(precision)) + "." + std::string(to_string(unit));
+  return kind + "." + std::string(to_string(precision)) + "." + std::string(to_string(unit)) +
+         (implementation.empty() ? "" : "." + implementation);
 }
 
 KernelModel KernelVariant::model(const KernelParams& params) const {
   KernelModel k = make_kernel_model(kernel_kind(kind), params, precision);
   // 0: the kind's own fraction, which depends on the parameters (intensity: k/w below the row width).
+  if (adjust_model) {
+    const std::string kind_name = k.kind;
+    k = adjust_model(params, std::move(k));
+    k.kind = kind_name;
+  }
   if (unit == ComputeUnit::tensor_core && tensor_core_fraction > 0) k.tensor_core_fraction = tensor_core_fraction;
   return k;
 }
@@ -39,7 +45,8 @@ Registrar::Registrar(KernelVariant v) {
     if (a.kind != b.kind) return kind_order(a.kind) != kind_order(b.kind) ? kind_order(a.kind) < kind_order(b.kind)
                                                                           : a.kind < b.kind;
     if (a.precision != b.precision) return a.precision < b.precision;
-    return a.unit < b.unit;
+    if (a.unit != b.unit) return a.unit < b.unit;
+    return a.implementation < b.implementation;
   });
 }
 
@@ -52,10 +59,15 @@ std::vector<std::string> kind_names_with_variants() {
   return names;
 }
 
+// "spmv" selects "spmv-csr": a name is a kind or the part of kinds before a '-'.
+static bool selects(const std::string& name, const std::string& kind) {
+  return kind == name || (kind.size() > name.size() && kind.compare(0, name.size(), name) == 0 && kind[name.size()] == '-');
+}
+
 std::vector<const KernelVariant*> select_variants(const std::vector<std::string>& kinds) {
   const auto known = kind_names_with_variants();
   for (const auto& k : kinds) {
-    if (std::find(known.begin(), known.end(), k) == known.end()) {
+    if (std::none_of(known.begin(), known.end(), [&](const std::string& kind) { return selects(k, kind); })) {
       std::string list;
       for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
       throw std::invalid_argument("unknown kernel '" + k + "' (kernels with variants: " + list + ")");
@@ -63,7 +75,8 @@ std::vector<const KernelVariant*> select_variants(const std::vector<std::string>
   }
   std::vector<const KernelVariant*> out;
   for (const auto& v : registry())
-    if (kinds.empty() || std::find(kinds.begin(), kinds.end(), v.kind) != kinds.end()) out.push_back(&v);
+    if (kinds.empty() || std::any_of(kinds.begin(), kinds.end(), [&](const std::string& k) { return selects(k, v.kind); }))
+      out.push_back(&v);
   return out;
 }
 

@@ -64,6 +64,9 @@ struct SassExpectation {
 
 struct KernelVariant {
   std::string kind;  // a kind of the kind table
+  // Which implementation, where a kind has several on one unit and precision (SpMV CUDA cores:
+  // "ours", "cusparse"); part of name() when set. Empty: the unit's only one.
+  std::string implementation;
   ComputeUnit unit = ComputeUnit::cuda_core;
   Precision precision = Precision::fp64;
   std::string description;  // one line: how it is computed
@@ -75,15 +78,20 @@ struct KernelVariant {
   std::function<KernelParams(KernelParams)> round;
   std::function<std::unique_ptr<KernelInstance>(const KernelParams&, const RunContext&)> create;
   std::vector<SassExpectation> sass;
+  // The variant's own traffic where its format differs from the kind's (the tensor-core SpMV's
+  // padding and metadata, Eq. 9): given the parameters and the kind's model, returns the model
+  // this variant is bounded by (its kind name unchanged, so it pairs with the CUDA-core side).
+  std::function<KernelModel(const KernelParams&, KernelModel)> adjust_model;
 
-  std::string name() const;  // "scale.fp64.tensor_core"
+  std::string name() const;  // "scale.fp64.tensor_core", "spmv-csr.fp64.cuda_core.cusparse"
   // The kind's model at these parameters, with this variant's tensor-core fraction.
   KernelModel model(const KernelParams& params) const;
 };
 
 // Every registered variant, ordered by (kind order, precision, unit).
 const std::vector<KernelVariant>& registry();
-// Variants of the named kinds (empty = all). Throws std::invalid_argument naming the kinds that
+// Variants of the named kinds (empty = all); a name also selects the kinds it prefixes up to a
+// '-' ("spmv" selects spmv-csr). Throws std::invalid_argument naming the kinds that
 // have variants for an unknown one.
 std::vector<const KernelVariant*> select_variants(const std::vector<std::string>& kinds);
 std::vector<std::string> kind_names_with_variants();

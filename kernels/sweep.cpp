@@ -47,7 +47,9 @@ namespace {
 std::vector<KernelParams> group_sizes(const KernelKind& kind, Precision p, const std::vector<const KernelVariant*>& group,
                                       const std::vector<SizeRequest>& sizes, const Sweep& sweep) {
   std::vector<KernelParams> points;
-  if (sweep.sizes.empty() && kind.sweep_points) {
+  // Kinds sized by their inputs (SpMV: the registered matrices) take their own points always.
+  const bool own_points = kind.sweep_points && !kind.params_for_bytes && !kind.params_for_count;
+  if ((sweep.sizes.empty() || own_points) && kind.sweep_points) {
     points = kind.sweep_points(sweep.l2_bytes, p, sweep.quick);
   } else {
     for (const auto& s : sizes) {
@@ -119,6 +121,8 @@ validation::ValidationReport run_validation(const HardwareDescriptor& hw,
       r.flag_reason = m.flag_reason;
       r.verify_error = m.verify_error;
       r.description = v->description + (m.how.empty() ? "" : "; " + m.how);
+      r.implementation = v->implementation;
+      if (const KernelKind& kind = kernel_kind(v->kind); kind.input_label) r.label = kind.input_label(params);
       if (sweep.on_result) sweep.on_result(done, total, r);
       rep.results.push_back(std::move(r));
     }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "sparse_matrix.hpp"
 #include "units.hpp"
 
 namespace ceiling {
@@ -127,7 +128,9 @@ std::vector<KernelKind> builtin_kinds() {
     k.name = "spmv-csr";
     k.summary = "SpMV in CSR: W = 2 nnz, Q = (nnz+m+n)D + (nnz+m+1)Iidx (Eq. 10)";
     k.params = {count("m", "rows"), count("n", "columns"), count("nnz", "non-zeros"),
-                integer("index_bytes", "bytes per index (default 4)", 1, 8, 4)};
+                integer("index_bytes", "bytes per index (default 4)", 1, 8, 4),
+                // Which registered matrix (model/sparse_matrix.hpp) validate runs: set by the sweep.
+                {"matrix_id", ParamType::integer, false, std::nullopt, "registered matrix id", 0, 1e9, {}, true}};
     k.model = [](const KernelParams& p, Precision pr) {
       if (get(p, "nnz") > get(p, "m") * get(p, "n"))
         throw KernelParamError("nnz", "spmv-csr: nnz " + num(get(p, "nnz")) + " exceeds m*n = " +
@@ -135,6 +138,27 @@ std::vector<KernelKind> builtin_kinds() {
       return checked([&] {
         return spmv_csr_model(get(p, "m"), get(p, "n"), get(p, "nnz"), static_cast<int>(get(p, "index_bytes", 4)), pr);
       });
+    };
+    // validate: one point per registered matrix (validate --matrix / --suite register them).
+    k.sweep_points = [](double, Precision, bool) {
+      std::vector<KernelParams> out;
+      for (int id = 0; id < registered_matrix_count(); ++id) {
+        const auto a = registered_matrix(id);
+        out.push_back({{"m", a->rows}, {"n", a->cols}, {"nnz", static_cast<double>(a->nnz())}, {"index_bytes", 4},
+                       {"matrix_id", id}});
+      }
+      return out;
+    };
+    k.input_label = [](const KernelParams& p) -> std::string {
+      const auto it = p.find("matrix_id");
+      if (it == p.end() || it->second < 0 || it->second >= registered_matrix_count()) return {};
+      return registered_matrix(static_cast<int>(it->second))->name;
+    };
+    k.size_text = [](const KernelParams& p) {
+      const auto it = p.find("matrix_id");
+      if (it != p.end() && it->second >= 0 && it->second < registered_matrix_count())
+        return registered_matrix(static_cast<int>(it->second))->name;
+      return num(get(p, "m")) + "x" + num(get(p, "n")) + " nnz=" + num(get(p, "nnz"));
     };
     k.order = 30;
     t.push_back(std::move(k));
@@ -292,7 +316,8 @@ KernelModel make_kernel_model(const KernelKind& kind, KernelParams given, Precis
     const bool known = std::any_of(kind.params.begin(), kind.params.end(), [&](const ParamSpec& s) { return s.name == name; });
     if (!known) {
       std::string takes;
-      for (const auto& s : kind.params) takes += (takes.empty() ? "" : ", ") + s.name;
+      for (const auto& s : kind.params)
+        if (!s.hidden) takes += (takes.empty() ? "" : ", ") + s.name;
       throw KernelParamError(name, name + " does not apply to kind " + kind.name + " (it takes " + takes + ")");
     }
   }

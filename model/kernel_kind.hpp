@@ -36,6 +36,7 @@ struct ParamSpec {
   std::string help;                     // one line, what it is for this kind
   double min = 0, max = 0;              // integer/amount: range (max 0 = no upper limit)
   std::vector<double> allowed;          // integer: the only values accepted (e.g. dims 2 or 3)
+  bool hidden = false;                  // set by the program (a registered input's id), not a user option
 };
 
 // A parameter the kind rejects (alone or in combination): names the parameter, so a kernel file
@@ -66,6 +67,8 @@ struct KernelKind {
   // than the working set (intensity: k across the ridge at one working set in and one out of the
   // L2 of `l2_bytes`); `quick` asks for fewer. Empty: the working-set sweep (params_for_bytes).
   std::function<std::vector<KernelParams>(double l2_bytes, Precision, bool quick)> sweep_points;
+  // The input as people name it in results ("cant" for a registered matrix); empty: no label.
+  std::function<std::string(const KernelParams&)> input_label;
   int order = 100;  // display and sweep order (the paper's: SCALE before GEMV)
 };
 

@@ -243,6 +243,9 @@ std::vector<SpeedupResult> speedups(const std::vector<KernelResult>& results) {
       s.bound_eq22 = tc.speedup_bound_eq22;
       s.limit_eq23 = tc.speedup_limit_eq23;
       s.alpha = tc.alpha;
+      s.cuda_core_implementation = cc.implementation;
+      s.tensor_core_implementation = tc.implementation;
+      s.label = tc.label;
       // Eq. 22 bounds the un-overlapped case; full overlap gives S = 1, so the top is max(1, Eq. 22).
       // Eq. 22 bounds the un-overlapped case, the overlapped one gives max(Tm,Tc)/max(Tm,Tc/alpha)
       // (1 for a memory-bound kernel with alpha >= 1): the top is the larger (roofline.hpp).
@@ -270,11 +273,12 @@ std::vector<SpeedupResult> speedups(const std::vector<KernelResult>& results) {
 }
 
 std::vector<Geomean> geomeans(const std::vector<SpeedupResult>& s) {
-  std::map<std::tuple<std::string, std::string, std::string>, std::vector<double>> groups;
-  std::vector<std::tuple<std::string, std::string, std::string>> order;
+  using Key = std::tuple<std::string, std::string, std::string, std::string>;
+  std::map<Key, std::vector<double>> groups;
+  std::vector<Key> order;
   for (const auto& x : s) {
     if (!(x.measured > 0)) continue;
-    auto key = std::make_tuple(x.kernel, x.precision, side_of_split(x.memory_level));
+    auto key = std::make_tuple(x.kernel, x.precision, side_of_split(x.memory_level), x.cuda_core_implementation);
     if (!groups.count(key)) order.push_back(key);
     groups[key].push_back(x.measured);  // T(CC)/T(TC)
   }
@@ -282,7 +286,7 @@ std::vector<Geomean> geomeans(const std::vector<SpeedupResult>& s) {
   for (const auto& key : order) {
     const auto& v = groups[key];
     Geomean g;
-    std::tie(g.kernel, g.precision, g.side) = key;
+    std::tie(g.kernel, g.precision, g.side, g.cuda_core_implementation) = key;
     g.cc_over_tc = geometric_mean(v);
     g.cc_speedup = 1.0 / g.cc_over_tc;
     g.count = static_cast<int>(v.size());
@@ -467,6 +471,8 @@ ojson to_json(const ValidationReport& r) {
       e["dram_pattern"] = {{"name", x.dram_pattern},
                            {"bytes_per_s", x.dram_pattern_bytes_per_s},
                            {"fraction", x.achieved_bytes_per_s / x.dram_pattern_bytes_per_s}};
+    if (!x.implementation.empty()) e["implementation"] = x.implementation;
+    if (!x.label.empty()) e["label"] = x.label;
     results.push_back(std::move(e));
   }
   j["results"] = std::move(results);
@@ -484,12 +490,18 @@ ojson to_json(const ValidationReport& r) {
                   {"alpha", s.alpha},
                   {"verdict", s.verdict},
                   {"verdict_reason", s.verdict_reason}});
+    if (!s.cuda_core_implementation.empty()) sp.back()["cuda_core_implementation"] = s.cuda_core_implementation;
+    if (!s.tensor_core_implementation.empty()) sp.back()["tensor_core_implementation"] = s.tensor_core_implementation;
+    if (!s.label.empty()) sp.back()["label"] = s.label;
   }
   j["speedups"] = std::move(sp);
   ojson gm = ojson::array();
   for (const auto& g : r.geomeans)
     gm.push_back({{"kernel", g.kernel}, {"precision", g.precision}, {"side", g.side}, {"cc_over_tc", g.cc_over_tc},
                   {"cc_speedup_over_tc", g.cc_speedup}, {"count", g.count}});
+  for (size_t i = 0; i < r.geomeans.size(); ++i)
+    if (!r.geomeans[i].cuda_core_implementation.empty())
+      gm[i]["cuda_core_implementation"] = r.geomeans[i].cuda_core_implementation;
   j["geomeans"] = std::move(gm);
   ojson fits = ojson::array();
   for (const auto& f : r.overlap_fits)
@@ -614,6 +626,8 @@ ValidationReport from_json(const nlohmann::json& j) {
       x.dram_pattern = opt<std::string>(e["dram_pattern"], "name", "");
       x.dram_pattern_bytes_per_s = opt<double>(e["dram_pattern"], "bytes_per_s", 0.0);
     }
+    x.implementation = opt<std::string>(e, "implementation", "");
+    x.label = opt<std::string>(e, "label", "");
     r.results.push_back(std::move(x));
   }
   const auto& sp = need(j, "speedups", "top level");
@@ -633,6 +647,9 @@ ValidationReport from_json(const nlohmann::json& j) {
     s.alpha = opt<double>(e, "alpha", 0.0);
     s.verdict = get<std::string>(e, "verdict", w);
     s.verdict_reason = opt<std::string>(e, "verdict_reason", "");
+    s.cuda_core_implementation = opt<std::string>(e, "cuda_core_implementation", "");
+    s.tensor_core_implementation = opt<std::string>(e, "tensor_core_implementation", "");
+    s.label = opt<std::string>(e, "label", "");
     r.speedups.push_back(std::move(s));
   }
   const auto& gm = need(j, "geomeans", "top level");
@@ -645,6 +662,7 @@ ValidationReport from_json(const nlohmann::json& j) {
     g.cc_over_tc = get<double>(gm[i], "cc_over_tc", w);
     g.cc_speedup = opt<double>(gm[i], "cc_speedup_over_tc", g.cc_over_tc > 0 ? 1.0 / g.cc_over_tc : 0.0);
     g.count = get<int>(gm[i], "count", w);
+    g.cuda_core_implementation = opt<std::string>(gm[i], "cuda_core_implementation", "");
     r.geomeans.push_back(g);
   }
   const auto& fits = need(j, "overlap_fits", "top level");
@@ -690,6 +708,11 @@ static std::string size_text(const std::string& kind, const std::map<std::string
   return kernel_size_text(kind, s);
 }
 static std::string short_unit(const std::string& v) { return v == "tensor_core" ? "TC" : v == "cuda_core" ? "CC" : v; }
+// "CC", or "CC:cusparse" where a unit has several implementations.
+static std::string unit_text(const std::string& v, const std::string& impl) {
+  return short_unit(v) + (impl.empty() ? "" : ":" + impl);
+}
+static std::string input_text(const KernelResult& x) { return x.label.empty() ? size_text(x.kernel, x.size) : x.label; }
 
 std::string format_table(const ValidationReport& r) {
   std::ostringstream o;
@@ -708,11 +731,11 @@ std::string format_table(const ValidationReport& r) {
     const bool star = !x.bound_level.empty() && x.bound_level != x.memory_level;
     other_level |= star;
     const std::string lvl = x.memory_level + (star ? "*" : "");
-    const std::string group = x.kernel + x.variant + x.precision;
+    const std::string group = x.kernel + x.variant + x.implementation + x.precision;
     if (!prev.empty() && group != prev) o << "\n";
     prev = group;
     std::snprintf(line, sizeof line, "%-6s %-2s %-4s %-12s %9s %-4s %8.2fus %10s %9.1f %8.2fus %5.1f%%  %s%s\n",
-                  x.kernel.c_str(), short_unit(x.variant).c_str(), x.precision.c_str(), size_text(x.kernel, x.size).c_str(),
+                  x.kernel.c_str(), unit_text(x.variant, x.implementation).c_str(), x.precision.c_str(), input_text(x).c_str(),
                   bytes_text(x.working_set_bytes).c_str(), lvl.c_str(), x.time_s.median * 1e6,
                   bw_text(x.achieved_bytes_per_s).c_str(), x.achieved_flop_per_s / 1e9, x.bound_time_s * 1e6,
                   100 * x.efficiency, x.verdict.c_str(), x.flagged ? " (flagged)" : "");
@@ -721,7 +744,7 @@ std::string format_table(const ValidationReport& r) {
   if (other_level) o << "  * bounded with another level's bandwidth (the descriptor lacks this level's): see bound_note\n";
   for (const auto& x : r.results)
     if (x.verdict == "beats-bound")
-      o << "  beats-bound " << x.kernel << " " << short_unit(x.variant) << " " << size_text(x.kernel, x.size) << ": "
+      o << "  beats-bound " << x.kernel << " " << unit_text(x.variant, x.implementation) << " " << input_text(x) << ": "
         << x.verdict_reason << "\n";
   if (!r.speedups.empty()) {
     o << "\nTensor-core speedup T(CC)/T(TC) against the model (Eq. 22 bound, Eq. 23 limit, effective alpha):\n";
@@ -729,8 +752,9 @@ std::string format_table(const ValidationReport& r) {
                   "measured", "eq22", "eq23", "alpha", "verdict");
     o << line;
     for (const auto& s : r.speedups) {
-      std::snprintf(line, sizeof line, "%-6s %-12s %9s %-4s %8.3f %8.3f %8.3f %7.3f  %s\n", s.kernel.c_str(),
-                    size_text(s.kernel, s.size).c_str(), bytes_text(s.working_set_bytes).c_str(), s.memory_level.c_str(),
+      const std::string who = s.cuda_core_implementation.empty() ? s.kernel : s.kernel + " vs " + s.cuda_core_implementation;
+      std::snprintf(line, sizeof line, "%-6s %-12s %9s %-4s %8.3f %8.3f %8.3f %7.3f  %s\n", who.c_str(),
+                    (s.label.empty() ? size_text(s.kernel, s.size) : s.label).c_str(), bytes_text(s.working_set_bytes).c_str(), s.memory_level.c_str(),
                     s.measured, s.bound_eq22, s.limit_eq23, s.alpha, s.verdict.c_str());
       o << line;
     }
@@ -738,8 +762,9 @@ std::string format_table(const ValidationReport& r) {
   if (!r.geomeans.empty()) {
     o << "\nGeometric means per side of the L2 split (GPGPU'25 Figure 6 reports the CUDA-core speedup):\n";
     for (const auto& g : r.geomeans) {
+      const std::string who = g.cuda_core_implementation.empty() ? g.kernel : g.kernel + " (" + g.cuda_core_implementation + ")";
       std::snprintf(line, sizeof line, "  %-6s %-4s %-10s T(CC)/T(TC) %6.3f  CUDA cores %6.3fx faster  (%d sizes)\n",
-                    g.kernel.c_str(), g.precision.c_str(), g.side.c_str(), g.cc_over_tc, g.cc_speedup, g.count);
+                    who.c_str(), g.precision.c_str(), g.side.c_str(), g.cc_over_tc, g.cc_speedup, g.count);
       o << line;
     }
   }
@@ -760,13 +785,15 @@ std::string format_table(const ValidationReport& r) {
   o << "\nSummary (median efficiency per side; largest size vs the calibrated DRAM pattern):\n";
   std::vector<std::string> seen;
   for (const auto& x : r.results) {
-    const std::string key = x.kernel + " " + short_unit(x.variant) + " " + x.precision;
+    const std::string key = x.kernel + " " + unit_text(x.variant, x.implementation) + " " + x.precision;
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
     seen.push_back(key);
     std::vector<double> in, out;
     const KernelResult* largest = nullptr;
     for (const auto& y : r.results) {
-      if (y.kernel != x.kernel || y.variant != x.variant || y.precision != x.precision) continue;
+      if (y.kernel != x.kernel || y.variant != x.variant || y.precision != x.precision ||
+          y.implementation != x.implementation)
+        continue;
       (y.memory_level == "l2" ? in : out).push_back(y.efficiency);
       if (!largest || y.working_set_bytes > largest->working_set_bytes) largest = &y;
     }
@@ -786,14 +813,15 @@ std::string format_table(const ValidationReport& r) {
     o << "\nTight bound max(launch, first byte + max(Q/BW, W/P)), efficiency per side (issue 12):\n";
     std::vector<std::string> keys;
     for (const auto& x : r.results) {
-      const std::string key = x.kernel + " " + short_unit(x.variant) + " " + x.precision;
+      const std::string key = x.kernel + " " + unit_text(x.variant, x.implementation) + " " + x.precision;
       if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
       keys.push_back(key);
       std::vector<double> in, out, all;
       int tight_beats = 0;
       std::string missing;
       for (const auto& y : r.results) {
-        if (y.kernel != x.kernel || y.variant != x.variant || y.precision != x.precision || !(y.tight_bound_time_s > 0))
+        if (y.kernel != x.kernel || y.variant != x.variant || y.precision != x.precision ||
+            y.implementation != x.implementation || !(y.tight_bound_time_s > 0))
           continue;
         (y.memory_level == "l2" ? in : out).push_back(y.tight_efficiency);
         all.push_back(y.tight_efficiency);

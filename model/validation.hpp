@@ -122,6 +122,10 @@ struct KernelResult {
   double read_bytes = 0, write_bytes = 0;
   std::string dram_pattern;
   double dram_pattern_bytes_per_s = 0;
+  // Which implementation of the unit (several per kind and unit: SpMV "ours" and "cusparse"; empty
+  // when the unit has one) and the input as people name it ("cant", "n=1048576"; empty: from size).
+  std::string implementation;
+  std::string label;
 };
 
 // Builds a result from one measurement: bound, efficiency = bound / median, verdict.
@@ -142,6 +146,8 @@ struct SpeedupResult {
   double alpha = 0;
   std::string verdict;        // "within-bound" | "beats-bound"
   std::string verdict_reason;
+  std::string cuda_core_implementation, tensor_core_implementation;  // empty: the unit's only one
+  std::string label;          // the input ("cant"), as the results' label
 };
 // Pairs cuda_core and tensor_core results of the same kernel, precision and size.
 // The bounds come from the tensor-core result's own TimeBound (alpha, Eq. 22, Eq. 23).
@@ -154,6 +160,7 @@ struct Geomean {
   double cc_over_tc = 0;     // geomean of T(CC)/T(TC), the speedups' "measured" (docs/FORMATS.md)
   double cc_speedup = 0;     // 1 / cc_over_tc: CUDA cores' speedup over tensor cores, GPGPU'25 Fig. 6
   int count = 0;
+  std::string cuda_core_implementation;  // one geomean per CUDA-core implementation (SpMV: ours, cusparse)
 };
 std::vector<Geomean> geomeans(const std::vector<SpeedupResult>& s);
 

@@ -566,7 +566,8 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
         const validation::KernelResult* cc = nullptr;
         for (const auto& e : r.report.results)
           if (e.kernel == s.kernel && e.memory_level == s.memory_level && e.variant == "cuda_core" &&
-              e.size == s.size && (s.precision.empty() || s.precision == e.precision))
+              e.size == s.size && (s.precision.empty() || s.precision == e.precision) &&
+              e.implementation == s.cuda_core_implementation)
             cc = &e;
         std::optional<double> b = cc ? cc_balance(g.hw, cc->precision, s.memory_level) : std::nullopt;
         if (!b || cc->intensity <= 0) {
@@ -576,7 +577,9 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
           continue;
         }
         double x = cc->intensity / *b;
-        groups[{s.kernel, cc->precision, s.memory_level}].push_back({x, s.measured});
+        groups[{s.kernel + (s.cuda_core_implementation.empty() ? "" : " vs " + s.cuda_core_implementation), cc->precision,
+                s.memory_level}]
+            .push_back({x, s.measured});
         csv << "point," << g.hw.id << "," << csv_field(s.kernel) << "," << s.memory_level << ","
             << csv_field(size_json(s.size).dump()) << "," << exact(x) << ",," << exact(s.measured) << ","
             << exact(s.bound_eq22) << "\n";
@@ -834,10 +837,117 @@ PlotSpec mma_plot(const GpuInput& g, const std::string& probe, std::vector<std::
 
 }  // namespace
 
+
+// GPGPU'25 Figure 7 for one results file and one kernel whose results name their inputs (SpMV): GFLOP/s per matrix (ordered by nnz) for each SpMV
+// implementation, clustered bars, with the CSR bound's GFLOP/s (W / bound time) as markers and
+// the L2 split (half the L2) as a dashed line between the matrices inside and outside it.
+PlotSpec inputs_plot(const ResultsInput& r, int index, const std::string& kernel) {
+  PlotSpec p;
+  p.name = "inputs-" + kernel + "-" + (r.gpu_id.empty() ? "results-" + std::to_string(index + 1) : r.gpu_id);
+  p.gpu_id = r.gpu_id;
+  p.title = kernel + " per input" + (r.report.device.name.empty() ? std::string() : ": " + r.report.device.name);
+  p.width = 1200;
+  p.height = 650;
+  std::vector<std::string> impls;                   // "CC ours", "CC cusparse", "TC dasp-like"
+  std::map<std::string, const validation::KernelResult*> bound_of;  // label -> a CUDA-core result (its bound)
+  std::map<std::string, std::map<std::string, double>> gflops;       // label -> impl -> GFLOP/s
+  std::map<std::string, std::pair<double, std::string>> order;       // label -> (work, level)
+  for (const auto& e : r.report.results) {
+    if (e.kernel != kernel || e.label.empty() || !(e.time_s.median > 0)) continue;
+    const std::string label = e.label.empty() ? size_json(e.size).dump() : e.label;
+    const std::string impl = std::string(e.variant == "tensor_core" ? "TC" : "CC") +
+                             (e.implementation.empty() ? "" : " " + e.implementation);
+    if (std::find(impls.begin(), impls.end(), impl) == impls.end()) impls.push_back(impl);
+    gflops[label][impl] = e.achieved_flop_per_s / 1e9;
+    order[label] = {e.work_flop, e.memory_level};
+    if (e.variant == "cuda_core") bound_of[label] = &e;
+  }
+  if (gflops.empty()) {
+    p.missing_reason = "no " + kernel + " results with inputs";
+    return p;
+  }
+  std::sort(impls.begin(), impls.end());
+  std::vector<std::string> labels;
+  for (const auto& [label, v] : order) labels.push_back(label);
+  std::sort(labels.begin(), labels.end(), [&](const std::string& a, const std::string& b) {
+    return order[a].first != order[b].first ? order[a].first < order[b].first : a < b;
+  });
+  std::ostringstream db, csv;
+  json data;
+  data["matrices"] = json::array();
+  db << "$spmv << EOD\n";
+  csv << "matrix,memory_level";
+  for (const auto& i : impls) csv << "," << csv_field(i + " GFLOP/s");
+  csv << ",bound GFLOP/s\n";
+  int last_in_l2 = -1;
+  for (size_t k = 0; k < labels.size(); ++k) {
+    const auto& label = labels[k];
+    if (order[label].second == "l2") last_in_l2 = static_cast<int>(k);
+    db << gp_string(label);
+    csv << csv_field(label) << "," << order[label].second;
+    json m{{"matrix", label}, {"memory_level", order[label].second}};
+    for (const auto& i : impls) {
+      const auto it = gflops[label].find(i);
+      db << " " << (it == gflops[label].end() ? std::string("?") : exact(it->second));
+      csv << "," << (it == gflops[label].end() ? std::string() : exact(it->second));
+      if (it != gflops[label].end()) m["gflops"][i] = it->second;
+    }
+    const auto b = bound_of.find(label);
+    const double bound = b != bound_of.end() && b->second->bound_time_s > 0 ? b->second->work_flop / b->second->bound_time_s / 1e9 : 0;
+    db << " " << (bound > 0 ? exact(bound) : std::string("?")) << "\n";
+    csv << "," << (bound > 0 ? exact(bound) : std::string()) << "\n";
+    if (bound > 0) m["bound_gflops"] = bound;
+    data["matrices"].push_back(std::move(m));
+  }
+  db << "EOD\n";
+  std::ostringstream body;
+  body << "  set title " << gp_string(p.title + " (GPGPU'25 Figure 7 style)") << "\n"
+       << "  set datafile missing '?'\n"
+       << "  set style data histograms\n"
+       << "  set style histogram clustered gap 1\n"
+       << "  set style fill solid 0.85 border -1\n"
+       << "  set boxwidth 0.9\n"
+       << "  set xtics rotate by -45 font ',9'\n"
+       << "  set ylabel 'GFLOP/s (2 nnz / time)'\n"
+       << "  set yrange [0:*]\n"
+       << "  set grid ytics lc rgb '#dddddd'\n"
+       << "  set key top left box opaque font ',9'\n";
+  if (last_in_l2 >= 0 && last_in_l2 + 1 < static_cast<int>(labels.size()))
+    body << "  set arrow from " << last_in_l2 << ".5,graph 0 to " << last_in_l2 << ".5,graph 1 nohead dt 2 lc rgb '#555555'\n"
+         << "  set label 901 'in L2 | out of L2 (half the L2)' at " << last_in_l2 << ".5,graph 0.97 center font ',8'\n";
+  std::string plot = "  plot ";
+  for (size_t i = 0; i < impls.size(); ++i)
+    plot += std::string(i ? ", \\\n       " : "") + "$spmv using " + std::to_string(i + 2) + (i == 0 ? ":xtic(1)" : "") +
+            " lc rgb '" + kPalette[i % kPaletteSize] + "' title " + gp_string(impls[i]);
+  plot += ", \\\n       $spmv using 0:" + std::to_string(impls.size() + 2) +
+          " with points pt 6 ps 1.3 lc rgb '#000000' title 'bound (CSR, Eq. 10)'";
+  p.datablocks = db.str();
+  p.body = body.str() + plot + "\n";
+  p.csv = csv.str();
+  p.data = data;
+  p.caption = "Effective GFLOP/s (2 nnz / median time) of each SpMV implementation per matrix, matrices ordered by nnz; "
+              "circles: the model's CSR bound (W / bound time, x read once). The dashed line splits the matrices whose "
+              "CSR working set fits half the L2 from the rest, as Figure 7's geomeans do.";
+  return p;
+}
+
 std::vector<PlotSpec> build_plots(const ReportInput& in, std::vector<std::string>* warnings) {
   std::vector<PlotSpec> out;
   for (const auto& g : in.gpus) out.push_back(roofline_plot(in, g, warnings));
   out.push_back(speedup_plot(in, warnings));
+  // Per-input plots (SpMV: GFLOP/s per matrix, Figure 7) for kernels whose results name their input.
+  for (size_t i = 0; i < in.results.size(); ++i) {
+    std::vector<std::string> kernels;
+    for (const auto& e : in.results[i].report.results)
+      if (!e.label.empty() && std::find(kernels.begin(), kernels.end(), e.kernel) == kernels.end()) kernels.push_back(e.kernel);
+    for (const auto& k : kernels) {
+      PlotSpec p = inputs_plot(in.results[i], static_cast<int>(i), k);
+      if (!p.missing_reason.empty()) continue;
+      for (const auto& q : out)
+        if (q.name == p.name) p.name += "-" + std::to_string(i + 1);
+      out.push_back(std::move(p));
+    }
+  }
   for (const auto& g : in.gpus) out.push_back(latency_plot(g, warnings));
   for (const auto& g : in.gpus) {
     out.push_back(mma_plot(g, "mma", warnings));

@@ -237,6 +237,7 @@ Document build_document(const ReportInput& in, const std::vector<detail::Table>&
     Section s{"validation", "Validation", {}};
     for (const auto& t : tables)
       if (t.id.rfind("table-validation", 0) == 0) s.blocks.push_back(table_block(t));
+    plots_named(s, "inputs-");
     if (s.blocks.empty())
       s.blocks.push_back(Note{{Span::plain("No validation results in this report (run "),
                                Span::code("ceiling validate"), Span::plain(" on a GPU, or pass "),

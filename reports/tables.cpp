@@ -389,9 +389,9 @@ void results_tables(const ReportInput& in, std::vector<Table>& out) {
     for (const auto& e : v.results) {
       std::vector<Cell> row;
       row.push_back(label(e.kernel));
-      row.push_back(text_cell(unit_short(e.variant), 1));
+      row.push_back(text_cell(unit_short(e.variant) + (e.implementation.empty() ? "" : " " + e.implementation), 1));
       row.push_back(text_cell(e.precision, 1));
-      row.push_back(text_cell(size_text(e.size), 1));
+      row.push_back(text_cell(e.label.empty() ? size_text(e.size) : e.label, 1));
       row.push_back(text_cell(e.memory_level, 1));
       row.push_back(num_cell(e.working_set_bytes, Dimension::bytes, n));
       row.push_back(num_cell(e.intensity, Dimension::dimensionless, n, false));
@@ -426,9 +426,9 @@ void results_tables(const ReportInput& in, std::vector<Table>& out) {
                  "verdict"};
     for (const auto& e : v.speedups) {
       std::vector<Cell> row;
-      row.push_back(label(e.kernel));
+      row.push_back(label(e.kernel + (e.cuda_core_implementation.empty() ? "" : " vs " + e.cuda_core_implementation)));
       row.push_back(text_cell(e.precision, 1));
-      row.push_back(text_cell(size_text(e.size), 1));
+      row.push_back(text_cell(e.label.empty() ? size_text(e.size) : e.label, 1));
       row.push_back(num_cell(e.working_set_bytes, Dimension::bytes, s.caption_note));
       row.push_back(text_cell(e.memory_level, 1));
       row.push_back(num_cell(e.measured, Dimension::dimensionless, s.caption_note, false));
@@ -449,7 +449,7 @@ void results_tables(const ReportInput& in, std::vector<Table>& out) {
     g.columns = {"kernel", "prec.", "side", "T(CC)/T(TC) geomean", "CC speedup over TC", "count"};
     for (const auto& e : v.geomeans) {
       std::vector<Cell> row;
-      row.push_back(label(e.kernel));
+      row.push_back(label(e.kernel + (e.cuda_core_implementation.empty() ? "" : " vs " + e.cuda_core_implementation)));
       row.push_back(text_cell(e.precision, 1));
       row.push_back(text_cell(e.side, 1));
       row.push_back(num_cell(e.cc_over_tc, Dimension::dimensionless, g.caption_note, false));

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <regex>
 #include <string>
 
@@ -13,6 +14,7 @@
 #include "kernels/registry.hpp"
 #include "kernels/runner.hpp"
 #include "model/roofline.hpp"
+#include "model/sparse_matrix.hpp"
 
 using namespace ceiling;
 using namespace ceiling::kernels;
@@ -21,9 +23,49 @@ TEST_SUITE_BEGIN("kernels");
 
 namespace {
 
-// The parameters the sweep would run for a working set: the kind's, rounded by the variant.
+// A matrix of about `nnz` entries with every row class the SpMV plans know: empty rows, 1-5,
+// 20-60, 200-260 (near the tensor-core long threshold), 1025, 5000 and 20000 entries (pieces).
+std::shared_ptr<CsrMatrix> mixed_matrix(std::int64_t nnz, std::uint64_t seed) {
+  auto a = std::make_shared<CsrMatrix>();
+  a->name = "mixed-" + std::to_string(nnz);
+  const std::int32_t cols = static_cast<std::int32_t>(std::max<std::int64_t>(30000, nnz / 8));
+  a->cols = cols;
+  a->row_ptr.push_back(0);
+  std::uint64_t z = seed;
+  const auto next = [&z] { z = z * 6364136223846793005ull + 1442695040888963407ull; return z >> 33; };
+  std::vector<int> special{1025, 5000, 20000};
+  while (static_cast<std::int64_t>(a->col.size()) < nnz) {
+    const auto k = next() % 1000;
+    int len = k < 100 ? 0 : k < 800 ? 1 + static_cast<int>(k % 5) : k < 990 ? 20 + static_cast<int>(k % 41)
+                                                                          : 200 + static_cast<int>(k % 61);
+    if (!special.empty() && next() % 200 == 0) {
+      len = special.back();
+      special.pop_back();
+    }
+    const int stride = std::max(1, cols / std::max(len, 1));
+    const auto start = static_cast<std::int32_t>(next() % static_cast<std::uint64_t>(std::max(1, cols - (len - 1) * stride)));
+    for (int e = 0; e < len; ++e) {
+      a->col.push_back(start + e * stride);
+      a->val.push_back(0.5 + static_cast<double>(next() % 1024) / 1024.0);
+    }
+    a->row_ptr.push_back(static_cast<std::int32_t>(a->col.size()));
+  }
+  a->rows = static_cast<std::int32_t>(a->row_ptr.size() - 1);
+  check_csr(*a);
+  return a;
+}
+
+// The parameters the sweep would run for a working set: the kind's, rounded by the variant; a
+// kind sized by its inputs (SpMV) gets a registered matrix of about that size.
 KernelParams params_for(const KernelVariant& v, double bytes) {
-  KernelParams p = kernel_kind(v.kind).params_for_bytes(bytes, v.precision);
+  const KernelKind& kind = kernel_kind(v.kind);
+  if (!kind.params_for_bytes) {
+    REQUIRE(kind.sweep_points);
+    clear_registered_matrices();
+    register_matrix(mixed_matrix(static_cast<std::int64_t>(bytes / 12), 7));
+    return kind.sweep_points(bytes, v.precision, false).at(0);
+  }
+  KernelParams p = kind.params_for_bytes(bytes, v.precision);
   return v.round ? v.round(p) : p;
 }
 
@@ -52,11 +94,41 @@ TEST_CASE("every kernel variant matches its CPU reference on fresh random data")
         CHECK(r.unwritten == 0);
         CHECK(r.error <= r.tolerance);
       }
+      if (!kernel_kind(v.kind).params_for_bytes) continue;  // sized by its matrix (mixed_matrix approximates)
       const KernelModel k = v.model(p);
       CHECK(k.working_set_bytes >= 0.8 * bytes);
       CHECK(k.working_set_bytes <= 1.25 * bytes);
     }
   }
+}
+
+TEST_CASE("SpMV variants: every row class, repeated launches (long-row counters reset), cold and warm") {
+  for (std::int64_t nnz : {200000LL, 3000000LL}) {
+    clear_registered_matrices();
+    const auto a = mixed_matrix(nnz, 99);
+    register_matrix(a);
+    for (const auto& v : registry()) {
+      const KernelKind& kind = kernel_kind(v.kind);
+      if (kind.params_for_bytes || !kind.input_label) continue;
+      const KernelParams p = kind.sweep_points(0, v.precision, false).at(0);
+      for (bool in_l2 : {true, false}) {
+        RunContext ctx;
+        ctx.l2_bytes = 50e6;
+        ctx.in_l2 = in_l2;
+        auto inst = v.create(p, ctx);
+        inst->randomize(5);
+        inst->poison_output();
+        for (int i = 0; i < 3; ++i) inst->launch(nullptr);  // a counter left non-zero would lose a row
+        CUDA_CHECK(cudaDeviceSynchronize());
+        const Verification r = inst->verify();
+        INFO(v.name() << " " << a->name << (in_l2 ? " warm" : " cold") << ": " << r.message);
+        CHECK(r.ok);
+        CHECK(r.unwritten == 0);
+        CHECK(r.error <= 1e-12);
+      }
+    }
+  }
+  clear_registered_matrices();
 }
 
 TEST_CASE("CUDA-core SCALE handles counts that are not a multiple of the vector width") {

@@ -1,0 +1,159 @@
+// SpMV y = A x in CSR on CUDA cores, our kernel (issue 10; GPGPU'25 §3.2):
+// W = 2 nnz, Q = (nnz + m + n) D + (nnz + m + 1) Iidx (Eq. 10, spmv_csr_model).
+// Rows binned by length (kernels/spmv_plan.hpp plan_csr): one 256-thread block per work item;
+// a row item gives each row V = 1..32 lanes (the power of two at or above a quarter of the item's
+// mean row length: thread, sub-warp or warp per row), 4 entries' loads in flight per lane, x gathered
+// through the read-only path, V-lane shuffle sums; a row above 1024 nnz gets whole blocks of up to
+// 4096 nnz each (block per row, or several blocks adding partial sums). The work-item list (16 B
+// per block) and the long-row records are the only bytes read besides Eq. 10's (reported in the
+// description; < 0.1% of Q on the Table 2 suite).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "spmv_common.cuh"
+#include "spmv_plan.hpp"
+
+namespace ceiling::kernels {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kUnroll = 4;
+
+template <bool Streaming, int V>
+__device__ __forceinline__ void rows_item(const int* __restrict__ rp, const int* __restrict__ col,
+                                          const double* __restrict__ val, const double* __restrict__ x,
+                                          double* __restrict__ y, int a, int b) {
+  const int lane = threadIdx.x % V;
+  const int slot = threadIdx.x / V;
+  constexpr int kPer = kThreads / V;
+  for (int base = a; base < b; base += kPer) {
+    const int r = base + slot;
+    double s = 0.0;
+    if (r < b) {
+      const int beg = rp[r], end = rp[r + 1];
+      // kUnroll entries per lane per trip, every load issued before the first FMA (predicated at
+      // the row's end): the plan picks V so that most rows take one trip.
+      for (int j = beg + lane; j < end; j += kUnroll * V) {
+        int c[kUnroll];
+        double v[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          const bool in = j + u * V < end;
+          c[u] = in ? load_stream<Streaming>(&col[j + u * V]) : -1;
+          v[u] = in ? load_stream<Streaming>(&val[j + u * V]) : 0.0;
+        }
+        double xv[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) xv[u] = c[u] >= 0 ? __ldg(&x[c[u]]) : 0.0;
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) s = fma(v[u], xv[u], s);
+      }
+    }
+    if constexpr (V > 1) {
+#pragma unroll
+      for (int off = V / 2; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
+    }
+    if (r < b && lane == 0) y[r] = s;
+  }
+}
+
+template <bool Streaming>
+__global__ void __launch_bounds__(kThreads)
+    spmv_csr_binned(const int4* __restrict__ items, const int4* __restrict__ long_rows, const int* __restrict__ rp,
+                    const int* __restrict__ col, const double* __restrict__ val, const double* __restrict__ x,
+                    double* __restrict__ y, double* __restrict__ partial, unsigned* __restrict__ counter) {
+  const int4 it = items[blockIdx.x];  // {a, b, lanes, long_index}
+  if (it.w >= 0) {
+    double s = 0.0;
+    for (int j = it.x + static_cast<int>(threadIdx.x); j < it.y; j += kThreads * kUnroll) {
+      int c[kUnroll];
+      double v[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const bool in = j + u * kThreads < it.y;
+        c[u] = in ? load_stream<Streaming>(&col[j + u * kThreads]) : 0;
+        v[u] = in ? load_stream<Streaming>(&val[j + u * kThreads]) : 0.0;
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) s = fma(v[u], __ldg(&x[c[u]]), s);
+    }
+    s = block_sum<kThreads>(s);
+    if (threadIdx.x == 0) {
+      const int4 lr = long_rows[it.w];  // {row, first_slot, pieces, first_item}
+      finish_piece(s, lr.x, lr.y, lr.z, static_cast<int>(blockIdx.x) - lr.w, partial, counter, it.w, y);
+    }
+    return;
+  }
+  switch (it.z) {
+    case 1: rows_item<Streaming, 1>(rp, col, val, x, y, it.x, it.y); break;
+    case 2: rows_item<Streaming, 2>(rp, col, val, x, y, it.x, it.y); break;
+    case 4: rows_item<Streaming, 4>(rp, col, val, x, y, it.x, it.y); break;
+    case 8: rows_item<Streaming, 8>(rp, col, val, x, y, it.x, it.y); break;
+    case 16: rows_item<Streaming, 16>(rp, col, val, x, y, it.x, it.y); break;
+    default: rows_item<Streaming, 32>(rp, col, val, x, y, it.x, it.y); break;
+  }
+}
+
+static_assert(sizeof(CsrWorkItem) == sizeof(int4) && sizeof(LongRow) == sizeof(int4));
+
+class CsrOursInstance final : public SpmvInstanceBase {
+ public:
+  CsrOursInstance(const KernelParams& params, const RunContext& ctx)
+      : SpmvInstanceBase(params),
+        plan_(plan_csr(*a_)),
+        cold_(!ctx.in_l2),
+        rp_(upload(a_->row_ptr)),
+        col_(upload(a_->col)),
+        val_(upload(a_->val)),
+        items_(plan_.items.size()),
+        long_rows_(plan_.long_rows.size()),
+        partial_(static_cast<size_t>(std::max(plan_.partial_slots, 1))),
+        counter_(std::max<size_t>(plan_.long_rows.size(), 1)) {
+    CUDA_CHECK(cudaMemcpy(items_.data(), plan_.items.data(), items_.bytes(), cudaMemcpyHostToDevice));
+    if (!plan_.long_rows.empty())
+      CUDA_CHECK(cudaMemcpy(long_rows_.data(), plan_.long_rows.data(), long_rows_.bytes(), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(counter_.data(), 0, counter_.bytes()));
+  }
+  void launch(Stream s) override {
+    const auto grid = static_cast<unsigned>(plan_.items.size());
+    const auto* items = reinterpret_cast<const int4*>(items_.data());
+    const auto* lrs = reinterpret_cast<const int4*>(long_rows_.data());
+    if (cold_)
+      spmv_csr_binned<true><<<grid, kThreads, 0, s>>>(items, lrs, rp_.data(), col_.data(), val_.data(), x_.data(),
+                                                       y_.data(), partial_.data(), counter_.data());
+    else
+      spmv_csr_binned<false><<<grid, kThreads, 0, s>>>(items, lrs, rp_.data(), col_.data(), val_.data(), x_.data(),
+                                                        y_.data(), partial_.data(), counter_.data());
+    CUDA_CHECK_LAUNCH();
+  }
+
+ private:
+  CsrPlan plan_;
+  bool cold_;
+  gpu::DeviceBuffer<int> rp_, col_;
+  gpu::DeviceBuffer<double> val_;
+  gpu::DeviceBuffer<CsrWorkItem> items_;
+  gpu::DeviceBuffer<LongRow> long_rows_;
+  gpu::DeviceBuffer<double> partial_;
+  gpu::DeviceBuffer<unsigned> counter_;
+};
+
+KernelVariant csr_ours() {
+  KernelVariant v;
+  v.kind = "spmv-csr";
+  v.implementation = "ours";
+  v.unit = ComputeUnit::cuda_core;
+  v.precision = Precision::fp64;
+  v.description = "CSR, rows binned by length: 1-32 lanes per row by the run's mean, block(s) per row above 1024 nnz";
+  v.create = [](const KernelParams& params, const RunContext& ctx) -> std::unique_ptr<KernelInstance> {
+    return std::make_unique<CsrOursInstance>(params, ctx);
+  };
+  v.sass = {{"spmv_csr_binned", "DFMA", "DMMA"}};
+  return v;
+}
+
+const Registrar spmv_csr_ours{csr_ours()};
+
+}  // namespace
+}  // namespace ceiling::kernels

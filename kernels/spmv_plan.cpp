@@ -1,0 +1,238 @@
+#include "spmv_plan.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+namespace ceiling::kernels {
+
+namespace {
+int lanes_for_mean(double mean) {
+  int v = 1;
+  while (v < 32 && v < mean) v *= 2;
+  return v;
+}
+int log2_of(int v) {
+  int l = 0;
+  while ((1 << l) < v) ++l;
+  return l;
+}
+}  // namespace
+
+double CsrPlan::metadata_bytes() const {
+  return static_cast<double>(items.size() * sizeof(CsrWorkItem) + long_rows.size() * sizeof(LongRow));
+}
+
+CsrPlan plan_csr(const CsrMatrix& a, const CsrPlanOptions& o) {
+  if (o.block_threads < 32 || o.block_threads % 32 || o.long_row < 1 || o.piece < o.block_threads || o.iterations < 1 ||
+      o.elements_per_lane < 1)
+    throw std::invalid_argument("plan_csr: bad options");
+  CsrPlan p;
+  const auto len = [&](std::int32_t r) { return a.row_ptr[static_cast<size_t>(r) + 1] - a.row_ptr[static_cast<size_t>(r)]; };
+  std::int32_t r = 0;
+  while (r < a.rows) {
+    if (len(r) > o.long_row) {
+      LongRow lr;
+      lr.row = r;
+      lr.first_slot = p.partial_slots;
+      lr.first_item = static_cast<std::int32_t>(p.items.size());
+      const std::int32_t begin = a.row_ptr[static_cast<size_t>(r)], end = a.row_ptr[static_cast<size_t>(r) + 1];
+      for (std::int32_t s = begin; s < end; s += o.piece) {
+        p.items.push_back({s, std::min(end, s + o.piece), 0, static_cast<std::int32_t>(p.long_rows.size())});
+        ++lr.pieces;
+      }
+      if (lr.pieces > 1) p.partial_slots += lr.pieces;
+      p.long_rows.push_back(lr);
+      ++r;
+      continue;
+    }
+    // A run of rows: grow while the rows fit the block's iterations at the running mean's V.
+    const std::int32_t first = r;
+    std::int64_t nnz = 0;
+    int lanes = 1;
+    while (r < a.rows && len(r) <= o.long_row) {
+      const std::int64_t rows_now = r - first + 1;
+      const int v = lanes_for_mean(static_cast<double>(nnz + len(r)) / static_cast<double>(rows_now) / o.elements_per_lane);
+      const std::int64_t cap = static_cast<std::int64_t>(o.iterations) * (o.block_threads / v);
+      if (rows_now > cap) break;
+      nnz += len(r);
+      lanes = v;
+      ++r;
+    }
+    p.items.push_back({first, r, lanes, -1});
+    p.lane_histogram[log2_of(lanes)] += r - first;
+  }
+  return p;
+}
+
+double TcPlan::index_count() const {
+  // columns of every padded entry + 8 row ids per normal group + 4 ints per group record
+  // + 3 ints per long row record.
+  std::int64_t normal = 0;
+  for (const auto& g : groups) normal += g.long_index < 0;
+  return static_cast<double>(padded_entries) + 8.0 * static_cast<double>(normal) + 4.0 * static_cast<double>(groups.size()) +
+         3.0 * static_cast<double>(long_rows.size());
+}
+
+TcPlan plan_tensor_core(const CsrMatrix& a, const TcPlanOptions& o) {
+  if (o.long_row < 4 || o.slice < 4 || o.slice % 4 || o.window < 8)
+    throw std::invalid_argument("plan_tensor_core: bad options");
+  TcPlan p;
+  p.nnz = a.nnz();
+  const auto rp = [&](std::int32_t r) { return a.row_ptr[static_cast<size_t>(r)]; };
+  const auto len = [&](std::int32_t r) { return rp(r + 1) - rp(r); };
+  // Appends one step-major group: slot g covers entries [begin[g], end[g]) (empty: begin = end).
+  auto append = [&](const std::int32_t* begin, const std::int32_t* end, const std::int32_t* pad_col, TcGroup g) {
+    std::int32_t longest = 0;
+    for (int s = 0; s < 8; ++s) longest = std::max(longest, end[s] - begin[s]);
+    g.steps = (longest + 3) / 4;
+    const std::int64_t at = static_cast<std::int64_t>(p.val.size());
+    if (at / 32 > INT32_MAX - g.steps) throw std::length_error("tensor-core SpMV plan: more than 2^31 steps");
+    g.step_begin = static_cast<std::int32_t>(at / 32);
+    p.val.resize(static_cast<size_t>(at + 32LL * g.steps), 0.0);
+    p.col.resize(p.val.size(), 0);
+    for (int s = 0; s < 8; ++s)
+      for (std::int32_t k = 0; k < 4 * g.steps; ++k) {
+        const size_t slot = static_cast<size_t>(at + 32LL * (k / 4) + 4 * s + k % 4);
+        const std::int32_t e = begin[s] + k;
+        if (e < end[s]) {
+          p.val[slot] = a.val[static_cast<size_t>(e)];
+          p.col[slot] = a.col[static_cast<size_t>(e)];
+        } else {
+          p.col[slot] = pad_col[s];
+        }
+      }
+    p.groups.push_back(g);
+  };
+  std::vector<std::int32_t> normal;
+  normal.reserve(static_cast<size_t>(a.rows));
+  // Long rows first: 8 slices of `slice` entries per group.
+  for (std::int32_t r = 0; r < a.rows; ++r) {
+    if (len(r) <= o.long_row) {
+      normal.push_back(r);
+      continue;
+    }
+    LongRow lr;
+    lr.row = r;
+    lr.first_slot = p.partial_slots;
+    lr.first_item = static_cast<std::int32_t>(p.groups.size());
+    const std::int32_t chunk = 8 * o.slice;
+    for (std::int32_t c = rp(r); c < rp(r + 1); c += chunk) {
+      const std::int32_t c_end = std::min(rp(r + 1), c + chunk);
+      const std::int32_t per = ((c_end - c + 7) / 8 + 3) / 4 * 4;  // slice length, multiple of 4
+      std::int32_t b[8], e[8], pad[8];
+      for (int s = 0; s < 8; ++s) {
+        b[s] = std::min(c_end, c + s * per);
+        e[s] = std::min(c_end, b[s] + per);
+        pad[s] = a.col[static_cast<size_t>(c_end - 1)];
+      }
+      TcGroup g;
+      g.long_index = static_cast<std::int32_t>(p.long_rows.size());
+      g.rows_at = -1;
+      append(b, e, pad, g);
+      ++lr.pieces;
+    }
+    if (lr.pieces > 1) p.partial_slots += lr.pieces;
+    p.long_rows.push_back(lr);
+  }
+  // Normal rows: sorted by length (descending, stable) inside windows of consecutive rows.
+  for (size_t w = 0; w < normal.size(); w += static_cast<size_t>(o.window)) {
+    const auto first = normal.begin() + static_cast<std::ptrdiff_t>(w);
+    const auto last = normal.begin() + static_cast<std::ptrdiff_t>(std::min(normal.size(), w + static_cast<size_t>(o.window)));
+    std::stable_sort(first, last, [&](std::int32_t x, std::int32_t y) { return len(x) > len(y); });
+    for (auto it = first; it < last; it += 8) {
+      std::int32_t b[8], e[8], pad[8];
+      TcGroup g;
+      g.rows_at = static_cast<std::int32_t>(p.rows.size());
+      for (int s = 0; s < 8; ++s) {
+        if (it + s < last) {
+          const std::int32_t r = *(it + s);
+          p.rows.push_back(r);
+          b[s] = rp(r);
+          e[s] = rp(r + 1);
+          pad[s] = e[s] > b[s] ? a.col[static_cast<size_t>(e[s] - 1)] : 0;
+        } else {
+          p.rows.push_back(-1);
+          b[s] = e[s] = 0;
+          pad[s] = 0;
+        }
+      }
+      append(b, e, pad, g);
+    }
+  }
+  p.padded_entries = static_cast<std::int64_t>(p.val.size());
+  return p;
+}
+
+KernelModel tensor_core_spmv_model(const CsrMatrix& a, const TcPlan& plan, Precision p) {
+  KernelModel k = spmv_generic_model(a.rows, a.cols, static_cast<double>(a.nnz()), plan.index_count(), 4,
+                                     plan.packed_zero_count(), 8, p);
+  k.kind = "spmv-csr";
+  k.description = "SpMV tensor-core groups " + std::to_string(a.rows) + "x" + std::to_string(a.cols) +
+                  " nnz=" + std::to_string(a.nnz()) + " padded=" + std::to_string(plan.padded_entries);
+  return k;
+}
+
+void spmv_by_csr_plan(const CsrMatrix& a, const CsrPlan& plan, const double* x, double* y) {
+  std::vector<double> partial(static_cast<size_t>(plan.partial_slots), 0.0);
+  std::vector<int> seen(plan.long_rows.size(), 0);
+  for (const auto& it : plan.items) {
+    if (it.long_index < 0) {
+      for (std::int32_t r = it.a; r < it.b; ++r) {
+        double s = 0;
+        for (std::int32_t e = a.row_ptr[static_cast<size_t>(r)]; e < a.row_ptr[static_cast<size_t>(r) + 1]; ++e)
+          s += a.val[static_cast<size_t>(e)] * x[a.col[static_cast<size_t>(e)]];
+        y[r] = s;
+      }
+      continue;
+    }
+    const LongRow& lr = plan.long_rows[static_cast<size_t>(it.long_index)];
+    double s = 0;
+    for (std::int32_t e = it.a; e < it.b; ++e) s += a.val[static_cast<size_t>(e)] * x[a.col[static_cast<size_t>(e)]];
+    if (lr.pieces == 1) {
+      y[lr.row] = s;
+      continue;
+    }
+    partial[static_cast<size_t>(lr.first_slot + seen[static_cast<size_t>(it.long_index)]++)] = s;
+    if (seen[static_cast<size_t>(it.long_index)] == lr.pieces) {
+      double t = 0;
+      for (int q = 0; q < lr.pieces; ++q) t += partial[static_cast<size_t>(lr.first_slot + q)];
+      y[lr.row] = t;
+    }
+  }
+}
+
+void spmv_by_tc_plan(const CsrMatrix& a, const TcPlan& plan, const double* x, double* y) {
+  std::vector<double> partial(static_cast<size_t>(plan.partial_slots), 0.0);
+  std::vector<int> seen(plan.long_rows.size(), 0);
+  for (const auto& g : plan.groups) {
+    double d[8] = {};
+    for (std::int32_t s = 0; s < g.steps; ++s)
+      for (int r = 0; r < 8; ++r)
+        for (int t = 0; t < 4; ++t) {
+          const size_t e = static_cast<size_t>(32LL * (g.step_begin + s) + 4 * r + t);
+          d[r] += plan.val[e] * x[plan.col[e]];
+        }
+    if (g.long_index < 0) {
+      for (int r = 0; r < 8; ++r)
+        if (plan.rows[static_cast<size_t>(g.rows_at + r)] >= 0) y[plan.rows[static_cast<size_t>(g.rows_at + r)]] = d[r];
+      continue;
+    }
+    const LongRow& lr = plan.long_rows[static_cast<size_t>(g.long_index)];
+    const double s = std::accumulate(d, d + 8, 0.0);
+    if (lr.pieces == 1) {
+      y[lr.row] = s;
+      continue;
+    }
+    partial[static_cast<size_t>(lr.first_slot + seen[static_cast<size_t>(g.long_index)]++)] = s;
+    if (seen[static_cast<size_t>(g.long_index)] == lr.pieces) {
+      double t = 0;
+      for (int q = 0; q < lr.pieces; ++q) t += partial[static_cast<size_t>(lr.first_slot + q)];
+      y[lr.row] = t;
+    }
+  }
+  (void)a;
+}
+
+}  // namespace ceiling::kernels

@@ -1,0 +1,94 @@
+// Host-side plans of the SpMV variants (issue 10), plain C++ so the CPU tests check them and the
+// tensor-core variant's model counts its own bytes (Eq. 9) from the same plan its kernel runs.
+//
+// CUDA-core CSR ("ours"): the rows are cut into work items, one thread block (256 threads) each.
+//  - a row item is a run of consecutive rows whose mean length picks V lanes per row (1..32, the
+//    power of two at or above the mean), so short rows get a thread or a few lanes and medium rows
+//    a warp, and the y writes and row_ptr reads stay contiguous;
+//  - a row longer than `long_row` nnz gets block items of at most `piece` nnz each; when a row has
+//    several, each writes a partial sum and the last block to finish (an atomic counter) adds them
+//    in order and writes y.
+// Tensor-core ("dasp-like", in the spirit of DASP, SC'23): rows up to `tc_long_row` nnz are sorted
+// by length (descending) inside windows of `tc_window` rows and packed 8 at a time into dense
+// groups padded to a multiple of 4 columns; a warp multiplies a group with FP64 mma.m8n8k4, A = the
+// 8 rows' values, B = x gathered at their columns, and reads the 8 dot products off D's diagonal.
+// A longer row is cut into groups of 8 slices of the same row whose diagonal is summed (several
+// groups per row: partial sums, last warp adds). Padding (zero values) and metadata are bytes the
+// kernel reads, so they enter its Q.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "model/kernel_model.hpp"
+#include "model/sparse_matrix.hpp"
+
+namespace ceiling::kernels {
+
+struct CsrWorkItem {
+  std::int32_t a = 0, b = 0;  // row item: rows [a, b); long item: nnz [a, b) of row `row`
+  std::int32_t lanes = 0;     // row item: lanes per row (1..32); long item: 0
+  std::int32_t long_index = -1;  // long item: index into CsrPlan::long_rows
+};
+struct LongRow {
+  std::int32_t row = 0;
+  std::int32_t first_slot = 0;  // partial-sum slots [first_slot, first_slot + pieces)
+  std::int32_t pieces = 0;      // work items (CC) or groups (TC) of the row
+  std::int32_t first_item = 0;  // its first work item (CC) or group (TC); they are consecutive
+};
+struct CsrPlanOptions {
+  int block_threads = 256;
+  // V = the power of two at or above mean / elements_per_lane (1..32): each lane keeps this many
+  // entries' loads in flight (measured on an H200 with 1 per lane: 16-19% of the DRAM bound on
+  // the circuits and web graphs, rows of 3-12 entries, 3 dependent loads per entry).
+  int elements_per_lane = 4;
+  int long_row = 1024;   // rows above this get block items
+  int piece = 4096;      // nnz per block item of a long row
+  // Row-item rows = iterations x block_threads / V. One pass: each pass is a chain of dependent
+  // loads (row_ptr, then col/val, then x), so passes in one block add latencies (measured on an
+  // H100: 4 passes made an in-L2 mc2depi 5.0 us against 3.1 us for the tensor-core groups).
+  int iterations = 1;
+};
+struct CsrPlan {
+  std::vector<CsrWorkItem> items;
+  std::vector<LongRow> long_rows;
+  std::int32_t partial_slots = 0;
+  std::int64_t lane_histogram[6] = {};  // rows per V = 1, 2, 4, 8, 16, 32
+  double metadata_bytes() const;         // items + long rows: read by the kernel besides the CSR
+};
+CsrPlan plan_csr(const CsrMatrix& a, const CsrPlanOptions& o = {});
+
+struct TcGroup {
+  std::int32_t step_begin = 0;  // first step: entries [32 step_begin, 32 (step_begin + steps))
+  std::int32_t steps = 0;       // k-steps of 4 columns (one mma each)
+  std::int32_t rows_at = 0;     // normal group: its 8 row ids at TcPlan::rows[rows_at .. +8) (-1: none)
+  std::int32_t long_index = -1; // long group: index into TcPlan::long_rows
+};
+struct TcPlanOptions {
+  int long_row = 256;   // longer rows are cut into groups of 8 slices
+  int slice = 256;      // entries per slice of a long row (multiple of 4)
+  int window = 8192;    // rows sorted by length inside windows of this many rows
+};
+struct TcPlan {
+  std::vector<TcGroup> groups;          // long groups first (the longest work starts first)
+  std::vector<std::int32_t> rows;       // 8 per normal group, -1 = padding row
+  std::vector<double> val;              // 32 per step, laid out [step][row g][column t] (lane 4g+t)
+  std::vector<std::int32_t> col;        // same layout; padding: value 0, column of the row's last entry
+  std::vector<LongRow> long_rows;
+  std::int32_t partial_slots = 0;
+  std::int64_t nnz = 0, padded_entries = 0;  // padded_entries = val.size()
+  // Eq. 9's counts: indices read (columns of every padded entry, row ids, group records) and
+  // packed zeros (padding values), each as the kernel reads them.
+  double index_count() const;
+  double packed_zero_count() const { return static_cast<double>(padded_entries - nnz); }
+};
+TcPlan plan_tensor_core(const CsrMatrix& a, const TcPlanOptions& o = {});
+
+// The tensor-core variant's model: Eq. 9 with the plan's index and padding counts (4-byte indices,
+// 8-byte padded values), everything else as the CSR kind's model.
+KernelModel tensor_core_spmv_model(const CsrMatrix& a, const TcPlan& plan, Precision p = Precision::fp64);
+
+// y = A x computed from a plan on the CPU, in plan order (tests: the plan covers every entry once).
+void spmv_by_csr_plan(const CsrMatrix& a, const CsrPlan& plan, const double* x, double* y);
+void spmv_by_tc_plan(const CsrMatrix& a, const TcPlan& plan, const double* x, double* y);
+
+}  // namespace ceiling::kernels
