@@ -1,8 +1,8 @@
 // SpMV y = A x in CSR on CUDA cores, our kernel (issue 10; GPGPU'25 §3.2):
 // W = 2 nnz, Q = (nnz + m + n) D + (nnz + m + 1) Iidx (Eq. 10, spmv_csr_model).
 // Rows binned by length (kernels/spmv_plan.hpp plan_csr): one 256-thread block per work item;
-// a row item gives each row V = 1..32 lanes (the power of two at or above a quarter of the item's
-// mean row length: thread, sub-warp or warp per row), 4 entries' loads in flight per lane, x gathered
+// a row item gives each row V = 1..32 lanes (the power of two at or above an eighth of the item's
+// mean row length: thread, sub-warp or warp per row), 8 entries' loads in flight per lane, x gathered
 // through the read-only path, V-lane shuffle sums; a row above 1024 nnz gets whole blocks of up to
 // 4096 nnz each (block per row, or several blocks adding partial sums). The work-item list (16 B
 // per block) and the long-row records are the only bytes read besides Eq. 10's (reported in the
@@ -18,7 +18,7 @@ namespace ceiling::kernels {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kUnroll = 4;
+constexpr int kUnroll = 8;  // = CsrPlanOptions::elements_per_lane
 
 template <bool Streaming, int V>
 __device__ __forceinline__ void rows_item(const int* __restrict__ rp, const int* __restrict__ col,

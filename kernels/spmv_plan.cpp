@@ -25,14 +25,16 @@ double CsrPlan::metadata_bytes() const {
 }
 
 CsrPlan plan_csr(const CsrMatrix& a, const CsrPlanOptions& o) {
-  if (o.block_threads < 32 || o.block_threads % 32 || o.long_row < 1 || o.piece < o.block_threads || o.iterations < 1 ||
+  if (o.block_threads < 32 || o.block_threads % 32 || o.long_row < 0 || o.piece < o.block_threads || o.iterations < 1 ||
       o.elements_per_lane < 1)
     throw std::invalid_argument("plan_csr: bad options");
   CsrPlan p;
+  const double mean = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0;
+  p.long_row = o.long_row > 0 ? o.long_row : static_cast<int>(std::clamp(8.0 * mean, 256.0, 1024.0));
   const auto len = [&](std::int32_t r) { return a.row_ptr[static_cast<size_t>(r) + 1] - a.row_ptr[static_cast<size_t>(r)]; };
   std::int32_t r = 0;
   while (r < a.rows) {
-    if (len(r) > o.long_row) {
+    if (len(r) > p.long_row) {
       LongRow lr;
       lr.row = r;
       lr.first_slot = p.partial_slots;
@@ -51,7 +53,7 @@ CsrPlan plan_csr(const CsrMatrix& a, const CsrPlanOptions& o) {
     const std::int32_t first = r;
     std::int64_t nnz = 0;
     int lanes = 1;
-    while (r < a.rows && len(r) <= o.long_row) {
+    while (r < a.rows && len(r) <= p.long_row) {
       const std::int64_t rows_now = r - first + 1;
       const int v = lanes_for_mean(static_cast<double>(nnz + len(r)) / static_cast<double>(rows_now) / o.elements_per_lane);
       const std::int64_t cap = static_cast<std::int64_t>(o.iterations) * (o.block_threads / v);

@@ -37,11 +37,17 @@ struct LongRow {
 };
 struct CsrPlanOptions {
   int block_threads = 256;
-  // V = the power of two at or above mean / elements_per_lane (1..32): each lane keeps this many
-  // entries' loads in flight (measured on an H200 with 1 per lane: 16-19% of the DRAM bound on
-  // the circuits and web graphs, rows of 3-12 entries, 3 dependent loads per entry).
-  int elements_per_lane = 4;
-  int long_row = 1024;   // rows above this get block items
+  // V = the power of two at or above mean / elements_per_lane (1..32): each lane keeps up to this
+  // many entries' loads in flight. Measured on an H200 over the Table 2 suite (geomean of
+  // cuSPARSE time / ours): 1 per lane 0.69 out of L2 (16-19% of the DRAM bound on the circuits
+  // and web graphs), 4 per lane 0.95, 8 per lane 0.99. Binning the rows of irregular matrices by
+  // length class (a row-id list, 4 B per row) instead of runs of consecutive rows was slower on
+  // 10 of the 12 matrices with row-length cv > 1 and was dropped.
+  int elements_per_lane = 8;
+  // Rows above this get block items; 0: chosen per matrix, 8 x the mean row length within
+  // [256, 1024]. Measured on an H200: 256 for every matrix made webbase-1M 1.8x and in-2004 1.13x
+  // faster than 1024 but mip1 (mean 156) 1.34x slower.
+  int long_row = 0;
   int piece = 4096;      // nnz per block item of a long row
   // Row-item rows = iterations x block_threads / V. One pass: each pass is a chain of dependent
   // loads (row_ptr, then col/val, then x), so passes in one block add latencies (measured on an
@@ -50,6 +56,7 @@ struct CsrPlanOptions {
 };
 struct CsrPlan {
   std::vector<CsrWorkItem> items;
+  int long_row = 0;  // the threshold used
   std::vector<LongRow> long_rows;
   std::int32_t partial_slots = 0;
   std::int64_t lane_histogram[6] = {};  // rows per V = 1, 2, 4, 8, 16, 32

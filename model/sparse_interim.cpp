@@ -298,9 +298,11 @@ CsrMatrix read_matrix_market(const std::string& path, const MatrixReadOptions& o
   p.text = read_whole(path);
   const Header hd = parse_header(p);
   const auto& h = hd.h;
-  const std::int64_t min_bytes_per_entry = hd.pattern ? 4 : 6;  // "1 1\n", "1 1 1\n"
+  // A size line that claims far more entries than the file can hold ("1 1\n" is 4 bytes) is
+  // refused before anything is allocated; a file a little short reads to its end and is truncated.
+  const std::int64_t min_bytes_per_entry = 4;
   const std::int64_t left = static_cast<std::int64_t>(p.text.size() - p.pos);
-  if (h.entries > left / min_bytes_per_entry + 1)
+  if (h.entries > 16 * (left / min_bytes_per_entry) + 4096)
     p.fail(1, "the size line declares " + std::to_string(h.entries) + " entries but the rest of the file (" +
                   std::to_string(left) + " bytes) cannot hold that many");
   const bool sym = h.symmetry != "general";
@@ -309,7 +311,8 @@ CsrMatrix read_matrix_market(const std::string& path, const MatrixReadOptions& o
                   " (int32 indices)");
   std::vector<std::int32_t> ri, ci;
   std::vector<double> v;
-  const size_t reserve = static_cast<size_t>(sym ? 2 * h.entries : h.entries);
+  const std::int64_t can_hold = left / min_bytes_per_entry + 1;
+  const size_t reserve = static_cast<size_t>(std::min(h.entries, can_hold) * (sym ? 2 : 1));
   ri.reserve(reserve);
   ci.reserve(reserve);
   v.reserve(reserve);
@@ -349,8 +352,10 @@ CsrMatrix read_matrix_market(const std::string& path, const MatrixReadOptions& o
     ++read;
     if (o.progress && read % step == 0) o.progress(read, h.entries);
   }
-  if (read < h.entries)
+  if (read < h.entries) {
+    ++p.line;  // where the first missing entry should be
     p.fail(1, "truncated: " + std::to_string(read) + " entries, the size line declares " + std::to_string(h.entries));
+  }
   if (static_cast<std::int64_t>(ri.size()) > o.max_nnz)
     p.fail(1, std::to_string(ri.size()) + " entries after mirroring: above " + std::to_string(o.max_nnz) + " (int32 indices)");
   if (o.progress) o.progress(read, h.entries);

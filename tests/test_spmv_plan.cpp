@@ -97,7 +97,14 @@ TEST_CASE("the CUDA-core plan covers every row once, lanes by the run's mean, lo
   }
   for (const auto& lr : p.long_rows) ++covered[static_cast<size_t>(lr.row)];
   CHECK(std::all_of(covered.begin(), covered.end(), [](int c) { return c == 1; }));
-  // Rows above 1024 nnz are long: 5000 -> 2 pieces, 20000 -> 5, 1025 -> 1 (no partial slots).
+  // The long-row threshold is 8 x the mean row length in [256, 1024]: 256 here (mean ~17), so the
+  // rows of 200-249 stay in runs and 5000 -> 2 pieces of 4096, 20000 -> 5, 1025 -> 1 (no partial slots).
+  CHECK(p.long_row == 256);
+  kernels::CsrPlanOptions fixed;
+  fixed.long_row = 100;
+  CHECK(kernels::plan_csr(a, fixed).long_rows.size() == 53);  // the 50 rows of 200-249 too
+  CHECK(kernels::plan_csr(matrix_with_rows(std::vector<int>(100, 60), 5000)).long_row == 480);
+  CHECK(kernels::plan_csr(matrix_with_rows(std::vector<int>(100, 200), 5000)).long_row == 1024);
   REQUIRE(p.long_rows.size() == 3);
   CHECK(p.long_rows[0].pieces == 2);
   CHECK(p.long_rows[1].pieces == 5);
@@ -105,11 +112,18 @@ TEST_CASE("the CUDA-core plan covers every row once, lanes by the run's mean, lo
   CHECK(p.partial_slots == 7);
   for (const auto& lr : p.long_rows)
     for (int q = 0; q < lr.pieces; ++q) CHECK(p.items[static_cast<size_t>(lr.first_item + q)].long_index >= 0);
-  // Lanes per row = the power of two at or above mean / 4: short rows (mean ~2.6) a thread each,
-  // the medium ones (20-60) 4 to 16 (but for the few in the runs that straddle the short rows),
+  // Lanes per row = the power of two at or above mean / 8: short rows (mean ~2.6) a thread each,
+  // the medium ones (20-60) 4 or 8 (but for the few in the runs that straddle the short rows),
   // the 50 rows of 200-249 a warp; the histogram counts every non-long row once.
   CHECK(p.lane_histogram[0] > 2500);
-  CHECK(p.lane_histogram[2] + p.lane_histogram[3] + p.lane_histogram[4] >= 280);
+  CHECK(p.lane_histogram[2] + p.lane_histogram[3] >= 250);
+  for (const auto& it : p.items) {  // V = the power of two at or above the run's mean / 8
+    if (it.long_index >= 0) continue;
+    const double mean = static_cast<double>(a.row_ptr[static_cast<size_t>(it.b)] - a.row_ptr[static_cast<size_t>(it.a)]) / (it.b - it.a);
+    int v = 1;
+    while (v < 32 && v < mean / 8) v *= 2;
+    CHECK(v == it.lanes);
+  }
   CHECK(std::accumulate(std::begin(p.lane_histogram), std::end(p.lane_histogram), std::int64_t{0}) == a.rows - 3);
   CHECK(p.lane_histogram[5] == 50);
   CHECK(p.metadata_bytes() == doctest::Approx(16.0 * static_cast<double>(p.items.size() + p.long_rows.size())));
