@@ -131,7 +131,12 @@ int run_validate(const ValidateOptions& opt) {
   spdlog::error("this build has no CUDA support: 'ceiling validate' needs a GPU build");
   return 2;
 #else
-  const auto variants = kernels::select_variants(opt.kernels);
+  std::vector<const kernels::KernelVariant*> variants;
+  for (const auto* v : kernels::select_variants(opt.kernels)) {
+    const std::string why = v->unavailable ? v->unavailable() : std::string();
+    if (why.empty()) variants.push_back(v);
+    else spdlog::warn("{} left out: {}", v->name(), why);
+  }
   // Kinds sized by registered matrices (the kind's input_label): SpMV. Named on --kernels without
   // --matrix/--suite, they run the Table 2 suite; left to the default (all kinds) they need an input.
   const auto needs_matrices = [](const kernels::KernelVariant* v) { return static_cast<bool>(kernel_kind(v->kind).input_label); };

@@ -82,6 +82,9 @@ struct KernelVariant {
   // padding and metadata, Eq. 9): given the parameters and the kind's model, returns the model
   // this variant is bounded by (its kind name unchanged, so it pairs with the CUDA-core side).
   std::function<KernelModel(const KernelParams&, KernelModel)> adjust_model;
+  // Why the variant cannot run on this host (a library it loads at run time is missing); empty
+  // (or no function): it can. validate leaves such variants out with a warning.
+  std::function<std::string()> unavailable;
 
   std::string name() const;  // "scale.fp64.tensor_core", "spmv-csr.fp64.cuda_core.cusparse"
   // The kind's model at these parameters, with this variant's tensor-core fraction.

@@ -133,6 +133,7 @@ KernelVariant cusparse_variant() {
   v.create = [](const KernelParams& params, const RunContext& ctx) -> std::unique_ptr<KernelInstance> {
     return std::make_unique<CusparseInstance>(params, ctx);
   };
+  v.unavailable = [] { return cusparse().error; };
   return v;  // no SASS expectation: the kernels are cuSPARSE's
 }
 

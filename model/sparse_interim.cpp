@@ -267,6 +267,7 @@ std::string read_whole(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) throw InputFileError(path, 0, 0, "", std::string("cannot open: ") + std::strerror(errno));
   std::string text;
+  text.reserve(static_cast<size_t>(std::filesystem::file_size(path, ec)));
   char buf[1 << 20];
   size_t n;
   while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
@@ -323,6 +324,56 @@ CsrMatrix read_matrix_market(const std::string& path, const MatrixReadOptions& o
   while (p.next(l)) {
     if (blank(l) || l.front() == '%') continue;
     if (read == h.entries) p.fail(1, "more entries than the " + std::to_string(h.entries) + " the size line declares");
+    // Fast path (no allocation): "row col [value]" with blanks between; anything else, or any
+    // value out of range, goes through the token path below, which names the column and cause.
+    {
+      const char* q = l.data();
+      const char* e = q + l.size();
+      const auto blanks = [&] { while (q < e && (*q == ' ' || *q == '\t')) ++q; };
+      std::int64_t r = 0, c = 0;
+      double val = 1.0;
+      bool ok = true;
+      blanks();
+      auto rr = std::from_chars(q, e, r);
+      ok = rr.ec == std::errc() && rr.ptr < e && (*rr.ptr == ' ' || *rr.ptr == '\t');
+      if (ok) {
+        q = rr.ptr;
+        blanks();
+        auto rc = std::from_chars(q, e, c);
+        ok = rc.ec == std::errc();
+        q = rc.ptr;
+      }
+      if (ok && !hd.pattern) {
+        ok = q < e && (*q == ' ' || *q == '\t');
+        blanks();
+        if (ok && h.field == "integer") {
+          std::int64_t iv = 0;
+          auto rv = std::from_chars(q, e, iv);
+          ok = rv.ec == std::errc();
+          q = rv.ptr;
+          val = static_cast<double>(iv);
+        } else if (ok) {
+          auto rv = std::from_chars(q, e, val);
+          ok = rv.ec == std::errc() && std::isfinite(val);
+          q = rv.ptr;
+        }
+      }
+      if (ok) blanks();
+      ok = ok && q == e && r >= 1 && r <= h.rows && c >= 1 && c <= h.cols && !(skew && r == c);
+      if (ok) {
+        ri.push_back(static_cast<std::int32_t>(r - 1));
+        ci.push_back(static_cast<std::int32_t>(c - 1));
+        v.push_back(val);
+        if (sym && r != c) {
+          ri.push_back(static_cast<std::int32_t>(c - 1));
+          ci.push_back(static_cast<std::int32_t>(r - 1));
+          v.push_back(skew ? -val : val);
+        }
+        ++read;
+        if (o.progress && read % step == 0) o.progress(read, h.entries);
+        continue;
+      }
+    }
     const auto t = tokens(l);
     const size_t want = hd.pattern ? 2 : 3;
     if (t.size() != want)

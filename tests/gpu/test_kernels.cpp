@@ -84,6 +84,7 @@ RunContext context_for(const KernelVariant& v, const KernelParams& p) {
 TEST_CASE("every kernel variant matches its CPU reference on fresh random data") {
   REQUIRE(registry().size() >= 5);
   for (const auto& v : registry()) {
+    if (v.unavailable && !v.unavailable().empty()) continue;  // e.g. no libcusparse on this host
     for (double bytes : {1.0 * 1024 * 1024, 24.0 * 1024 * 1024}) {
       const KernelParams p = params_for(v, bytes);
       auto inst = v.create(p, context_for(v, p));
@@ -108,6 +109,7 @@ TEST_CASE("SpMV variants: every row class, repeated launches (long-row counters 
     const auto a = mixed_matrix(nnz, 99);
     register_matrix(a);
     for (const auto& v : registry()) {
+    if (v.unavailable && !v.unavailable().empty()) continue;  // e.g. no libcusparse on this host
       const KernelKind& kind = kernel_kind(v.kind);
       if (kind.params_for_bytes || !kind.input_label) continue;
       const KernelParams p = kind.sweep_points(0, v.precision, false).at(0);
@@ -133,6 +135,7 @@ TEST_CASE("SpMV variants: every row class, repeated launches (long-row counters 
 
 TEST_CASE("CUDA-core SCALE handles counts that are not a multiple of the vector width") {
   for (const auto& v : registry()) {
+    if (v.unavailable && !v.unavailable().empty()) continue;  // e.g. no libcusparse on this host
     if (v.kind != "scale") continue;
     const KernelParams p{{"n", 1000003}};
     if (v.unit == ComputeUnit::tensor_core) {
@@ -148,6 +151,7 @@ TEST_CASE("CUDA-core SCALE handles counts that are not a multiple of the vector 
 
 TEST_CASE("the check fails on an output the kernel did not write") {
   for (const auto& v : registry()) {
+    if (v.unavailable && !v.unavailable().empty()) continue;  // e.g. no libcusparse on this host
     const KernelParams p = params_for(v, 2.0 * 1024 * 1024);
     auto inst = v.create(p, context_for(v, p));
     inst->randomize(7);
@@ -163,6 +167,7 @@ TEST_CASE("the check fails on an output the kernel did not write") {
 
 TEST_CASE("measure verifies, then times") {
   for (const auto& v : registry()) {
+    if (v.unavailable && !v.unavailable().empty()) continue;  // e.g. no libcusparse on this host
     MeasureOptions o;
     o.repeats = 5;
     o.flush_l2 = true;
