@@ -86,6 +86,15 @@ const SuiteMatrix& table2_matrix(const std::string& name_or_code);
 // full circuit5M (59.5 M nnz) in a few seconds.
 CsrMatrix generate_table2(const std::string& name_or_code, double scale = 1.0, std::uint64_t seed = 1);
 
+// COO triplets (0-based indices) to CSR in O(nnz): rows counted, then filled, then each row sorted
+// by column (skipped when already sorted) with duplicates summed. `symmetric` adds the mirror (j, i)
+// of every off-diagonal (i, j), `skew_symmetric` adds it negated. Throws std::invalid_argument for
+// an index out of range, arrays of different lengths or more entries than int32 indices allow.
+enum class CooSymmetry { general, symmetric, skew_symmetric };
+CsrMatrix csr_from_coo(std::int32_t rows, std::int32_t cols, const std::vector<std::int32_t>& row,
+                       const std::vector<std::int32_t>& col, const std::vector<double>& val,
+                       CooSymmetry symmetry = CooSymmetry::general);
+
 // y = A x on the CPU, each row summed in long double (the reference the GPU variants are checked
 // against). x has cols entries, y rows.
 void spmv_reference(const CsrMatrix& a, const double* x, double* y);
