@@ -183,7 +183,9 @@ Subcommand add_validate(CLI::App& root) {
                                   "against the model's bounds (GPU)");
   s.app->add_option("--hw", opt->hw, "Hardware descriptor: a YAML file or a shipped id (e.g. h200)");
   s.app->add_option("--kernels", opt->kernels,
-                    "Kernels to run, comma-separated (" + kernel_kinds_with_variants_text() + "; default all)")
+                    "Kernels to run, comma-separated (" + kernel_kinds_with_variants_text() +
+                        "; default all). KIND:IMPL narrows to one implementation or unit: spmv:ours, spmv:cusparse, "
+                        "spmv:tensor_core, scale:cuda_core (speedups need both units)")
       ->delimiter(',');
   s.app->add_option("--sizes", opt->sizes,
                     "Working-set sizes (\"64MiB\") or element counts (SCALE n, GEMV square n, intensity n at k = 8), "

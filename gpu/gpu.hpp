@@ -62,7 +62,7 @@ struct Timing {
 Timing time_kernel(const std::function<void(cudaStream_t)>& launch, const TimingOptions& opt = {},
                    cudaStream_t stream = nullptr);
 
-// Evicts the L2 by writing a buffer of twice its size (nvbench l2flush.cuh idea).
+// Evicts the L2 by reading a buffer of twice its size (reading leaves no dirty lines to write back).
 void flush_l2(cudaStream_t stream = nullptr);
 
 // RAII device buffer.

@@ -60,22 +60,35 @@ std::vector<std::string> kind_names_with_variants() {
 }
 
 // "spmv" selects "spmv-csr": a name is a kind or the part of kinds before a '-'.
-static bool selects(const std::string& name, const std::string& kind) {
+static bool selects_kind(const std::string& name, const std::string& kind) {
   return kind == name || (kind.size() > name.size() && kind.compare(0, name.size(), name) == 0 && kind[name.size()] == '-');
+}
+// "KIND:IMPL" narrows to one implementation ("spmv:ours", "spmv:cusparse") or one unit
+// ("scale:cuda_core", "spmv:tensor_core").
+static bool selects(const std::string& name, const KernelVariant& v) {
+  const auto colon = name.find(':');
+  if (colon == std::string::npos) return selects_kind(name, v.kind);
+  const std::string which = name.substr(colon + 1);
+  return selects_kind(name.substr(0, colon), v.kind) &&
+         (which == v.implementation || which == std::string(to_string(v.unit)));
 }
 
 std::vector<const KernelVariant*> select_variants(const std::vector<std::string>& kinds) {
-  const auto known = kind_names_with_variants();
   for (const auto& k : kinds) {
-    if (std::none_of(known.begin(), known.end(), [&](const std::string& kind) { return selects(k, kind); })) {
+    if (std::none_of(registry().begin(), registry().end(), [&](const KernelVariant& v) { return selects(k, v); })) {
       std::string list;
-      for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
-      throw std::invalid_argument("unknown kernel '" + k + "' (kernels with variants: " + list + ")");
+      for (const auto& n : kind_names_with_variants()) list += (list.empty() ? "" : ", ") + n;
+      std::string impls;
+      for (const auto& v : registry())
+        if (!v.implementation.empty()) impls += (impls.empty() ? "" : ", ") + v.kind + ":" + v.implementation;
+      throw std::invalid_argument("unknown kernel '" + k + "' (kernels with variants: " + list +
+                                  "; narrow with KIND:cuda_core, KIND:tensor_core" +
+                                  (impls.empty() ? std::string() : " or " + impls) + ")");
     }
   }
   std::vector<const KernelVariant*> out;
   for (const auto& v : registry())
-    if (kinds.empty() || std::any_of(kinds.begin(), kinds.end(), [&](const std::string& k) { return selects(k, v.kind); }))
+    if (kinds.empty() || std::any_of(kinds.begin(), kinds.end(), [&](const std::string& k) { return selects(k, v); }))
       out.push_back(&v);
   return out;
 }

@@ -26,7 +26,7 @@ double CsrPlan::metadata_bytes() const {
 
 CsrPlan plan_csr(const CsrMatrix& a, const CsrPlanOptions& o) {
   if (o.block_threads < 32 || o.block_threads % 32 || o.long_row < 0 || o.piece < o.block_threads || o.iterations < 1 ||
-      o.elements_per_lane < 1)
+      o.max_trips < 0 || o.elements_per_lane < 1)
     throw std::invalid_argument("plan_csr: bad options");
   CsrPlan p;
   const double mean = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0;
@@ -52,13 +52,18 @@ CsrPlan plan_csr(const CsrMatrix& a, const CsrPlanOptions& o) {
     // A run of rows: grow while the rows fit the block's iterations at the running mean's V.
     const std::int32_t first = r;
     std::int64_t nnz = 0;
+    std::int32_t longest = 0;
     int lanes = 1;
     while (r < a.rows && len(r) <= p.long_row) {
       const std::int64_t rows_now = r - first + 1;
-      const int v = lanes_for_mean(static_cast<double>(nnz + len(r)) / static_cast<double>(rows_now) / o.elements_per_lane);
+      int v = lanes_for_mean(static_cast<double>(nnz + len(r)) / static_cast<double>(rows_now) / o.elements_per_lane);
+      if (o.max_trips > 0)
+        v = std::max(v, lanes_for_mean(static_cast<double>(std::max(longest, len(r))) /
+                                       static_cast<double>(o.elements_per_lane * o.max_trips)));
       const std::int64_t cap = static_cast<std::int64_t>(o.iterations) * (o.block_threads / v);
       if (rows_now > cap) break;
       nnz += len(r);
+      longest = std::max(longest, len(r));
       lanes = v;
       ++r;
     }

@@ -53,6 +53,12 @@ struct CsrPlanOptions {
   // loads (row_ptr, then col/val, then x), so passes in one block add latencies (measured on an
   // H100: 4 passes made an in-L2 mc2depi 5.0 us against 3.1 us for the tensor-core groups).
   int iterations = 1;
+  // At most this many trips (of elements_per_lane x V entries) for the longest row of a row item:
+  // V = max(the mean's V, the V that fits the longest row in max_trips); 0: no cap. A trip is a
+  // dependent load chain, so one long row among short ones held its whole block: on an H200 over
+  // Table 2 (generators with the originals' densest rows), geomean T(cuSPARSE)/T(ours) 0.877 with
+  // no cap, 0.926 with 2, 0.967 with 4 (webbase-1M 0.48 -> 0.74).
+  int max_trips = 4;
 };
 struct CsrPlan {
   std::vector<CsrWorkItem> items;

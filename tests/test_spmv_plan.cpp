@@ -21,6 +21,7 @@
 #include "model/kernel_kind.hpp"
 #include "model/sparse_matrix.hpp"
 #include "model/validation.hpp"
+#include "scratch.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -117,7 +118,19 @@ TEST_CASE("the CUDA-core plan covers every row once, lanes by the run's mean, lo
   // the 50 rows of 200-249 a warp; the histogram counts every non-long row once.
   CHECK(p.lane_histogram[0] > 2500);
   CHECK(p.lane_histogram[2] + p.lane_histogram[3] >= 250);
-  for (const auto& it : p.items) {  // V = the power of two at or above the run's mean / 8
+  for (const auto& it : p.items) {  // V = the power of two at or above max(run's mean / 8, longest / 32)
+    if (it.long_index >= 0) continue;
+    const double mean = static_cast<double>(a.row_ptr[static_cast<size_t>(it.b)] - a.row_ptr[static_cast<size_t>(it.a)]) / (it.b - it.a);
+    int longest = 0;
+    for (int r = it.a; r < it.b; ++r)
+      longest = std::max(longest, a.row_ptr[static_cast<size_t>(r) + 1] - a.row_ptr[static_cast<size_t>(r)]);
+    int v = 1;
+    while (v < 32 && (v < mean / 8 || v < longest / 32.0)) v *= 2;
+    CHECK(v == it.lanes);
+  }
+  kernels::CsrPlanOptions uncapped;  // max_trips 0: the mean alone picks V
+  uncapped.max_trips = 0;
+  for (const auto& it : kernels::plan_csr(a, uncapped).items) {
     if (it.long_index >= 0) continue;
     const double mean = static_cast<double>(a.row_ptr[static_cast<size_t>(it.b)] - a.row_ptr[static_cast<size_t>(it.a)]) / (it.b - it.a);
     int v = 1;
@@ -127,6 +140,24 @@ TEST_CASE("the CUDA-core plan covers every row once, lanes by the run's mean, lo
   CHECK(std::accumulate(std::begin(p.lane_histogram), std::end(p.lane_histogram), std::int64_t{0}) == a.rows - 3);
   CHECK(p.lane_histogram[5] == 50);
   CHECK(p.metadata_bytes() == doctest::Approx(16.0 * static_cast<double>(p.items.size() + p.long_rows.size())));
+
+  // max_trips: V also fits the run's longest row in that many trips of 8 x V entries.
+  kernels::CsrPlanOptions capped;
+  capped.max_trips = 2;
+  const kernels::CsrPlan c = kernels::plan_csr(a, capped);
+  std::vector<double> got2(static_cast<size_t>(a.rows), std::nan(""));
+  kernels::spmv_by_csr_plan(a, c, x.data(), got2.data());
+  CHECK(max_rel_diff(got2, ref) < 1e-13);
+  for (const auto& it : c.items) {
+    if (it.long_index >= 0) continue;
+    int longest = 0;
+    for (int r = it.a; r < it.b; ++r)
+      longest = std::max(longest, a.row_ptr[static_cast<size_t>(r) + 1] - a.row_ptr[static_cast<size_t>(r)]);
+    CHECK((longest <= 2 * 8 * it.lanes || it.lanes == 32));
+    CHECK(it.b - it.a <= 256 / it.lanes);
+  }
+  capped.max_trips = -1;
+  CHECK_THROWS_AS(kernels::plan_csr(a, capped), std::invalid_argument);
 }
 
 TEST_CASE("the tensor-core plan packs sorted 8-row groups, pads to 4 columns and counts what it reads") {
@@ -278,6 +309,18 @@ TEST_CASE("validate --kernels spmv: one point per registered matrix, three imple
   REQUIRE(mine.size() == 3);
   CHECK(mine[2]->name() == "spmv-csr.fp64.tensor_core.test-tc");
   CHECK(mine[2]->model({{"m", 2000}, {"n", 2000}, {"nnz", 6000}, {"matrix_id", 0}}).tensor_core_fraction == 1.0 / 8);
+
+  // KIND:IMPL and KIND:UNIT narrow the selection.
+  const auto ours_only = kernels::select_variants({"spmv:test-ours"});
+  REQUIRE(ours_only.size() == 1);
+  CHECK(ours_only[0]->implementation == "test-ours");
+  const auto two = kernels::select_variants({"spmv-csr:test-ours", "spmv:test-tc"});
+  REQUIRE(two.size() == 2);
+  CHECK(two[1]->unit == ComputeUnit::tensor_core);
+  for (const auto* v : kernels::select_variants({"spmv:tensor_core"})) CHECK(v->unit == ComputeUnit::tensor_core);
+  const std::string err = test::message_of([] { kernels::select_variants({"spmv:nope"}); });
+  CHECK(err.find("unknown kernel 'spmv:nope'") != std::string::npos);
+  CHECK(err.find("spmv-csr:test-ours") != std::string::npos);
 
   const HardwareDescriptor hw = spmv_descriptor();
   kernels::Sweep sweep;
