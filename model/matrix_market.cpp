@@ -538,6 +538,13 @@ CsrMatrix read_matrix_market(const std::string& path, const MatrixReadOptions& o
   if (options.progress) options.progress(read, h.entries);
 
   CsrMatrix a = csr_from_coo(static_cast<std::int32_t>(h.rows), static_cast<std::int32_t>(h.cols), rows, cols, vals, p.symmetry);
+  // Every value read is finite, but duplicates are summed: 1e308 + 1e308 is not (found by the fuzzer).
+  for (std::size_t r = 0; r < static_cast<std::size_t>(a.rows); ++r)
+    for (auto k = static_cast<std::size_t>(a.row_ptr[r]); k < static_cast<std::size_t>(a.row_ptr[r + 1]); ++k)
+      if (!std::isfinite(a.val[k]))
+        throw InputFileError(path, 0, 0, "",
+                             "the duplicates of entry (" + std::to_string(r + 1) + ", " + std::to_string(a.col[k] + 1) +
+                                 ") sum to a value past a double");
   a.name = fs::path(path).stem().string();
   a.source = path;
   return a;

@@ -79,6 +79,17 @@ TEST_CASE("matrix market: a general real file becomes sorted CSR with duplicates
   CHECK(a.val == std::vector<double>{1, 2.25, 7, 0.5, -1.5});
 }
 
+TEST_CASE("matrix market: duplicates whose sum is past a double are refused (found by the fuzzer)") {
+  const fs::path p = mtx(kGeneral + "2 2 3\n1 1 1e308\n2 2 1\n1 1 1e308\n", "overflow.mtx");
+  const std::string e = message_of([&] { read_matrix_market(p.string()); });
+  CHECK(has(e, p.string()));
+  CHECK(has(e, "duplicates of entry (1, 1) sum to a value past a double"));
+  CHECK(e.find('\n') == std::string::npos);
+  // Large but finite sums load.
+  CHECK(read_matrix_market(mtx(kGeneral + "1 1 2\n1 1 1e307\n1 1 1e307\n", "big.mtx").string()).val ==
+        std::vector<double>{2e307});
+}
+
 TEST_CASE("matrix market: symmetric, skew-symmetric, pattern and integer files") {
   SUBCASE("symmetric: off-diagonal entries mirrored, the diagonal once; either triangle accepted") {
     // Lower triangle as the spec stores it, plus one upper entry (1, 3) that some writers emit.

@@ -10,6 +10,8 @@
 #include "model/kernel_kind.hpp"
 #include "model/kernel_model.hpp"
 #include "model/units.hpp"
+#include "model/input_error.hpp"
+#include "model/sparse_matrix.hpp"
 #include "model/validation.hpp"
 #include "reports/detail.hpp"
 #include "reports/report.hpp"
@@ -277,11 +279,56 @@ std::string json(const std::uint8_t* data, std::size_t size, const fs::path& scr
   return {};
 }
 
+// Matrix Market (SpMV inputs): a refusal is one line naming the file; a matrix that loads is a
+// valid CSR with finite values, its header reads the same sizes, and it survives a write and a
+// re-read unchanged (values printed with 17 digits). Small limits keep a claim of many entries cheap.
+std::string matrix_market(const std::uint8_t* data, std::size_t size, const fs::path& scratch) {
+  const fs::path file = scratch / "fuzz.mtx";
+  spit(file, data, size);
+  MatrixReadOptions options;
+  options.max_nnz = 1 << 20;
+  CsrMatrix a;
+  try {
+    a = read_matrix_market(file.string(), options);
+  } catch (const InputFileError& e) {
+    return judge_error(e.what(), file.string(), "matrix_market");
+  } catch (const std::exception& e) {
+    return std::string("matrix_market: not an InputFileError: ") + e.what();
+  }
+  try {
+    check_csr(a);
+  } catch (const std::exception& e) {
+    return std::string("matrix_market: a loaded matrix is not valid CSR: ") + e.what();
+  }
+  for (double v : a.val)
+    if (!std::isfinite(v)) return "matrix_market: a loaded matrix holds a non-finite value " + std::to_string(v);
+  try {
+    const MatrixMarketHeader h = read_matrix_market_header(file.string());
+    if (h.rows != a.rows || h.cols != a.cols)
+      return "matrix_market: the header reads " + std::to_string(h.rows) + "x" + std::to_string(h.cols) +
+             ", the matrix " + std::to_string(a.rows) + "x" + std::to_string(a.cols);
+  } catch (const std::exception& e) {
+    return std::string("matrix_market: the header of a file that loads fails: ") + e.what();
+  }
+  const RowStats st = row_stats(a);
+  if (!std::isfinite(st.mean) || !std::isfinite(st.cv)) return "matrix_market: non-finite row statistics";
+  const fs::path again = scratch / "again.mtx";
+  try {
+    write_matrix_market(a, again.string());
+    const CsrMatrix b = read_matrix_market(again.string(), options);
+    if (b.rows != a.rows || b.cols != a.cols || b.row_ptr != a.row_ptr || b.col != a.col || b.val != a.val)
+      return "matrix_market: a written and re-read matrix differs";
+  } catch (const std::exception& e) {
+    return std::string("matrix_market: a loaded matrix does not write and read back: ") + e.what();
+  }
+  return {};
+}
+
 }  // namespace
 
 const std::vector<std::string>& target_names() {
   static const std::vector<std::string> names = {"descriptor", "kernel_file", "results", "probes",
-                                                 "manifest",   "units",       "json"};
+                                                 "manifest",   "units",       "json",  "matrix_market"};
   return names;
 }
 
@@ -294,6 +341,7 @@ std::string run_target(std::string_view target, const std::uint8_t* data, std::s
   if (target == "manifest") return manifest(data, size, scratch);
   if (target == "units") return units(data, size, scratch);
   if (target == "json") return json(data, size, scratch);
+  if (target == "matrix_market") return matrix_market(data, size, scratch);
   throw std::invalid_argument("fuzz: unknown target '" + std::string(target) + "'");
 }
 
