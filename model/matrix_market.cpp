@@ -219,7 +219,9 @@ bool fast_entry(std::string_view line, bool pattern, bool integer, std::int64_t&
   const auto index = [&](std::int64_t& out) {
     const char* b = p;
     std::int64_t x = 0;
-    while (p < e && static_cast<unsigned>(*p - '0') < 10u) x = x * 10 + (*p++ - '0');
+    // At most 18 digits are accumulated (no int64 overflow); a longer index takes the checked path.
+    for (; p < e && static_cast<unsigned>(*p - '0') < 10u; ++p)
+      if (p - b < 18) x = x * 10 + (*p - '0');
     out = x;
     return p != b && p - b <= 18;
   };

@@ -85,6 +85,11 @@ TEST_CASE("matrix market: duplicates whose sum is past a double are refused (fou
   CHECK(has(e, p.string()));
   CHECK(has(e, "duplicates of entry (1, 1) sum to a value past a double"));
   CHECK(e.find('\n') == std::string::npos);
+  // An index of 20 digits (the fast path once multiplied it past int64: UB, found by the fuzzer).
+  const fs::path q = mtx(kGeneral + "3 3 1\n1 44444444444444444441 4\n", "digits.mtx");
+  const std::string d = message_of([&] { read_matrix_market(q.string()); });
+  CHECK(has(d, q.string() + ":3:3: column index '44444444444444444441' is too large"));
+  CHECK(d.find('\n') == std::string::npos);
   // Large but finite sums load.
   CHECK(read_matrix_market(mtx(kGeneral + "1 1 2\n1 1 1e307\n1 1 1e307\n", "big.mtx").string()).val ==
         std::vector<double>{2e307});
