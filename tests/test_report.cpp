@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -18,6 +19,7 @@
 #include "model/descriptor.hpp"
 #include "model/kernel_model.hpp"
 #include "model/validation.hpp"
+#include "reports/detail.hpp"
 #include "reports/document.hpp"
 #include "reports/report.hpp"
 
@@ -693,4 +695,30 @@ TEST_CASE("renderers: one small Document as HTML and as Markdown") {
   CHECK(md.find("- **bold** item\n- plain item\n") != std::string::npos);
   CHECK(md.find("### Small table") < md.find("#### Latency of A"));
   CHECK(md_sections(md) == std::vector<std::string>{"Summary", "First & only", "Second"});
+}
+
+TEST_CASE("the per-input SpMV plot: bound and side from the CSR result, not a padded layout's larger Q") {
+  // The shipped H200 SpMV results (four implementations; packed reads a padded layout, so its Q is
+  // larger and its working set of rma10 crosses half the L2 where the CSR one does not).
+  const fs::path root = fs::path(CEILING_TEST_DATA_DIR).parent_path().parent_path();
+  ReportInput in = load_report_input({root / "hardware" / "h200.yaml"}, {root / "results" / "h200-spmv-validation.json"});
+  REQUIRE(in.results.size() == 1);
+  std::vector<std::string> warnings;
+  const auto plots = ceiling::reports::detail::build_plots(in, &warnings);
+  const auto it = std::find_if(plots.begin(), plots.end(), [](const auto& p) { return p.name == "inputs-spmv-csr-h200"; });
+  REQUIRE(it != plots.end());
+  std::map<std::string, const ceiling::validation::KernelResult*> csr;
+  for (const auto& e : in.results[0].report.results)
+    if (e.implementation == "ours") csr[e.label] = &e;
+  REQUIRE(csr.size() == 21);
+  int checked = 0;
+  for (const auto& m : it->data["matrices"]) {
+    const auto* r = csr.at(m["matrix"].get<std::string>());
+    CHECK(m["memory_level"] == r->memory_level);
+    CHECK(m["bound_gflops"].get<double>() == doctest::Approx(r->work_flop / r->bound_time_s / 1e9).epsilon(1e-12));
+    CHECK(m["gflops"].size() == 4);
+    ++checked;
+  }
+  CHECK(checked == 21);
+  CHECK(csr.at("rma10")->memory_level == "l2");  // the case the packed variant's Q used to flip
 }
