@@ -11,13 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "spmv_common.cuh"
-#include "spmv_plan.hpp"
+#include "spmv_packed_layout.cuh"
 
 namespace ceiling::kernels {
 namespace {
 
-constexpr int kWarps = 8;
+constexpr int kWarps = kPackedWarps;
 constexpr int kSteps = 4;
 
 template <bool Streaming>
@@ -77,49 +76,6 @@ __global__ void __launch_bounds__(kWarps * 32)
   }
 }
 
-static_assert(sizeof(TcGroup) == sizeof(int4) && sizeof(LongRow) == sizeof(int4));
-
-class TensorCoreInstance final : public SpmvInstanceBase {
- public:
-  TensorCoreInstance(const KernelParams& params, const RunContext& ctx)
-      : SpmvInstanceBase(params),
-        cold_(!ctx.in_l2) {
-    const TcPlan plan = plan_tensor_core(*a_);
-    ngroups_ = static_cast<int>(plan.groups.size());
-    groups_ = upload(plan.groups);
-    rows_ = upload(plan.rows);
-    val_ = upload(plan.val);
-    col_ = upload(plan.col);
-    long_rows_ = upload(plan.long_rows);
-    partial_ = gpu::DeviceBuffer<double>(static_cast<size_t>(std::max(plan.partial_slots, 1)));
-    counter_ = gpu::DeviceBuffer<unsigned>(std::max<size_t>(plan.long_rows.size(), 1));
-    CUDA_CHECK(cudaMemset(counter_.data(), 0, counter_.bytes()));
-  }
-  void launch(Stream s) override {
-    if (ngroups_ == 0) return;
-    const auto grid = static_cast<unsigned>((ngroups_ + kWarps - 1) / kWarps);
-    const auto* groups = reinterpret_cast<const int4*>(groups_.data());
-    const auto* lrs = reinterpret_cast<const int4*>(long_rows_.data());
-    if (cold_)
-      spmv_tensor_core_groups<true><<<grid, kWarps * 32, 0, s>>>(groups, ngroups_, rows_.data(), val_.data(), col_.data(),
-                                                                 x_.data(), y_.data(), lrs, partial_.data(), counter_.data());
-    else
-      spmv_tensor_core_groups<false><<<grid, kWarps * 32, 0, s>>>(groups, ngroups_, rows_.data(), val_.data(), col_.data(),
-                                                                  x_.data(), y_.data(), lrs, partial_.data(), counter_.data());
-    CUDA_CHECK_LAUNCH();
-  }
-
- private:
-  bool cold_;
-  int ngroups_ = 0;
-  gpu::DeviceBuffer<TcGroup> groups_;
-  gpu::DeviceBuffer<int> rows_, col_;
-  gpu::DeviceBuffer<double> val_;
-  gpu::DeviceBuffer<LongRow> long_rows_;
-  gpu::DeviceBuffer<double> partial_;
-  gpu::DeviceBuffer<unsigned> counter_;
-};
-
 KernelVariant tensor_core_variant() {
   KernelVariant v;
   v.kind = "spmv-csr";
@@ -128,12 +84,10 @@ KernelVariant tensor_core_variant() {
   v.precision = Precision::fp64;
   v.description = "rows sorted by length in windows, 8-row groups padded to 4 columns, FP64 mma.m8n8k4, dot products on D's diagonal";
   v.tensor_core_fraction = 1.0 / 8.0;  // the diagonal of D: 8 of its 64 products are wanted
-  v.adjust_model = [](const KernelParams& params, KernelModel) {
-    const auto a = matrix_of(params);
-    return tensor_core_spmv_model(*a, plan_tensor_core(*a));
-  };
+  v.adjust_model = packed_layout_model;
   v.create = [](const KernelParams& params, const RunContext& ctx) -> std::unique_ptr<KernelInstance> {
-    return std::make_unique<TensorCoreInstance>(params, ctx);
+    return std::make_unique<PackedLayoutInstance>(params, ctx, spmv_tensor_core_groups<true>,
+                                                  spmv_tensor_core_groups<false>);
   };
   v.sass = {{"spmv_tensor_core_groups", "DMMA", ""}};
   return v;
