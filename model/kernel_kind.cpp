@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "sparse_matrix.hpp"
+#include "stencil_shape.hpp"
 #include "units.hpp"
 
 namespace ceiling {
@@ -191,15 +192,93 @@ std::vector<KernelKind> builtin_kinds() {
                 count("nx", "grid size in x"),
                 count("ny", "grid size in y"),
                 {"nz", ParamType::count, false, std::nullopt, "grid size in z (3-D only)", 1, 0, {}},
-                integer("steps", "temporal blocking depth t (default 1)", 1, 1e6, 1)};
+                integer("steps", "temporal blocking depth t (default 1)", 1, 1e6, 1),
+                // Which registered shape (model/stencil_shape.hpp) validate runs: set by the sweep and predict --shape.
+                {"shape_id", ParamType::integer, false, std::nullopt, "registered stencil shape id", 0, 1e9, {}, true}};
     k.model = [](const KernelParams& p, Precision pr) {
       const int dims = static_cast<int>(get(p, "dims"));
       if (dims == 2 && p.count("nz")) throw KernelParamError("nz", "a 2-D stencil takes no nz");
       if (dims == 3 && !p.count("nz")) throw KernelParamError("dims", "a 3-D stencil needs nz");
-      return checked([&] {
+      const StencilShape* shape = nullptr;
+      if (p.count("shape_id")) {
+        const double id = get(p, "shape_id");
+        if (id < 0 || id >= registered_stencil_shape_count() || id != std::floor(id))
+          throw KernelParamError("shape_id", "stencil: no registered stencil shape " + num(id) + " (" +
+                                                 std::to_string(registered_stencil_shape_count()) + " registered)");
+        shape = &registered_stencil_shape(static_cast<int>(id));
+        if (get(p, "points") != shape->size())
+          throw KernelParamError("points", "stencil: points " + num(get(p, "points")) + " differs from shape " +
+                                               shape->name + "'s |S| = " + std::to_string(shape->size()));
+        if (dims != shape->dims)
+          throw KernelParamError("dims", "stencil: dims " + std::to_string(dims) + " differs from shape " + shape->name +
+                                             "'s " + std::to_string(shape->dims));
+        const StencilDomain d{dims, static_cast<std::int64_t>(get(p, "nx")), static_cast<std::int64_t>(get(p, "ny")),
+                              dims == 3 ? static_cast<std::int64_t>(get(p, "nz")) : 1};
+        try {
+          check_stencil_domain(*shape, d);
+        } catch (const std::invalid_argument& e) {
+          const char* axis = "nx";
+          if (d.nx > 2 * shape->radius(0)) axis = d.ny > 2 * shape->radius(1) ? "nz" : "ny";
+          throw KernelParamError(axis, std::string("stencil: ") + e.what());
+        }
+      }
+      KernelModel m = checked([&] {
         return stencil_model(static_cast<int>(get(p, "points")), dims, get(p, "nx"), get(p, "ny"), get(p, "nz"),
                              static_cast<int>(get(p, "steps", 1)), pr);
       });
+      if (shape) {
+        const std::string generic = "stencil " + std::to_string(dims) + "d" + num(get(p, "points")) + "pt";
+        if (m.description.rfind(generic, 0) == 0) m.description = "stencil " + shape->name + m.description.substr(generic.size());
+      }
+      return m;
+    };
+    // validate: every registered shape (none: the six built-ins) on the selected domains of its dims
+    // (none selected: Table 3's and one in L2), at the selected depth (none: Table 3's for the shape).
+    k.sweep_points = [](double l2_bytes, Precision, bool) {
+      if (registered_stencil_shape_count() == 0)
+        for (const auto& s : builtin_stencil_shapes()) register_stencil_shape(s);
+      const StencilSweepSelection sel = stencil_sweep_selection();
+      std::vector<KernelParams> out;
+      for (int id = 0; id < registered_stencil_shape_count(); ++id) {
+        const StencilShape& s = registered_stencil_shape(id);
+        std::vector<StencilDomain> domains;
+        if (sel.domains.empty()) {
+          domains = table3_domains(s.dims);
+          if (sel.in_l2_domain && l2_bytes > 0) {
+            const StencilDomain d = stencil_domain_for_bytes(s.dims, l2_bytes / 4);
+            bool fits = true;
+            try {
+              check_stencil_domain(s, d);
+            } catch (const std::invalid_argument&) {
+              fits = false;  // a user's wide shape on a tiny L2: no in-L2 point
+            }
+            if (fits) domains.push_back(d);
+          }
+        } else {
+          for (const auto& d : sel.domains)
+            if (d.dims == s.dims) domains.push_back(d);
+        }
+        const int steps = sel.steps > 0 ? sel.steps : table3_steps(s.name);
+        for (const auto& d : domains) {
+          KernelParams q{{"points", s.size()}, {"dims", s.dims},  {"nx", static_cast<double>(d.nx)},
+                         {"ny", static_cast<double>(d.ny)}, {"steps", steps}, {"shape_id", id}};
+          if (s.dims == 3) q["nz"] = static_cast<double>(d.nz);
+          out.push_back(std::move(q));
+        }
+      }
+      return out;
+    };
+    k.input_label = [](const KernelParams& p) -> std::string {
+      const auto it = p.find("shape_id");
+      if (it == p.end() || it->second < 0 || it->second >= registered_stencil_shape_count()) return {};
+      return registered_stencil_shape(static_cast<int>(it->second)).name;
+    };
+    // "10240x10240 t=3" (the shape is the label); without a shape "5pt 10240x10240 t=3".
+    k.size_text = [](const KernelParams& p) {
+      const auto id = p.find("shape_id");
+      const bool shaped = id != p.end() && id->second >= 0 && id->second < registered_stencil_shape_count();
+      return (shaped ? std::string{} : num(get(p, "points")) + "pt ") + num(get(p, "nx")) + "x" + num(get(p, "ny")) +
+             (get(p, "dims") == 3 ? "x" + num(get(p, "nz")) : std::string{}) + " t=" + num(get(p, "steps", 1));
     };
     k.order = 50;
     t.push_back(std::move(k));
