@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -19,6 +20,7 @@
 #include "model/kernel_kind.hpp"
 #include "model/kernel_model.hpp"
 #include "model/sparse_matrix.hpp"
+#include "model/stencil_shape.hpp"
 #include "model/units.hpp"
 
 namespace ceiling::cli {
@@ -33,7 +35,31 @@ struct PredictArgs {
   // SpMV: m, n and nnz from a Matrix Market file or a suite member (model/sparse_matrix.hpp).
   std::string matrix, suite, name;
   double scale = 1.0;
+  // Stencils: points, dims and the weights from a shape (model/stencil_shape.hpp), built-in or a file.
+  std::string shape;
 };
+
+bool kind_takes(const KernelKind* kind, const char* name) {
+  return kind && std::any_of(kind->params.begin(), kind->params.end(), [&](const ParamSpec& p) { return p.name == name; });
+}
+
+// points, dims and shape_id of --shape NAME|FILE (registered); empty without --shape.
+KernelParams shape_params(const PredictArgs& a, std::optional<StencilShape>& shape) {
+  if (a.shape.empty()) return {};
+  if (!kind_takes(find_kernel_kind(a.kernel), "shape_id"))
+    throw std::runtime_error("--shape applies to the kinds with stencil shapes (--kernel stencil), not '" + a.kernel + "'");
+  StencilShape s;
+  try {
+    s = load_stencil_shape(a.shape);
+  } catch (const InputFileError&) {
+    throw;  // "file:line:col: key: cause" already
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(std::string("--shape: ") + e.what());
+  }
+  shape = s;
+  const int id = register_stencil_shape(s);
+  return {{"points", s.size()}, {"dims", s.dims}, {"shape_id", id}};
+}
 
 // m, n, nnz of --matrix FILE or --suite table2 --name X; empty when neither is given.
 KernelParams matrix_params(const PredictArgs& a, std::string& label) {
@@ -84,11 +110,16 @@ struct ParamOption {
   std::string type_name;
 };
 
-KernelModel build_kernel(const PredictArgs& a, const std::map<std::string, ParamOption>& opts, std::string& label) {
+KernelModel build_kernel(const PredictArgs& a, const std::map<std::string, ParamOption>& opts, std::string& label,
+                         std::optional<StencilShape>& shape) {
   const auto given = [&](const std::string& name) { return opts.at(name).option->count() > 0; };
-  const KernelParams from_matrix = matrix_params(a, label);
+  KernelParams from_matrix = matrix_params(a, label);
   for (const auto& [name, v] : from_matrix)
     if (given(name)) throw std::runtime_error(param_option(name) + " comes from the matrix; leave it out with --matrix/--suite");
+  if (!a.shape.empty() && looks_like_file(a.kernel) && !find_kernel_kind(a.kernel))
+    throw std::runtime_error("--shape does not apply to a kernel file: its sizes come from " + a.kernel);
+  const KernelParams from_shape = shape_params(a, shape);
+  for (const auto& [name, v] : from_shape) from_matrix[name] = v;
   if (looks_like_file(a.kernel) && !find_kernel_kind(a.kernel)) {
     std::error_code ec;
     if (!fs::is_regular_file(a.kernel, ec)) throw std::runtime_error("--kernel: no kernel file '" + a.kernel + "'");
@@ -125,6 +156,10 @@ KernelModel build_kernel(const PredictArgs& a, const std::map<std::string, Param
       throw std::runtime_error(param_option(name) + " does not apply to --kernel " + a.kernel + " (it takes " +
                                join(takes, ", ") + ")");
     params[name] = parse_param(*spec, a.params.at(name), param_option(name));
+    if (const auto it = from_shape.find(name); it != from_shape.end() && it->second != params[name])
+      throw std::runtime_error(param_option(name) + " " + a.params.at(name) + " disagrees with --shape " + shape->name +
+                               " (" + name + " " + fmt::format("{}", it->second) + "); leave it out with --shape");
+    if (from_shape.count(name)) params[name] = from_shape.at(name);
   }
   Precision p;
   try {
@@ -153,6 +188,17 @@ std::string fraction_text(double f) {
   const double inv = 1 / f;
   if (std::fabs(inv - std::round(inv)) < 1e-9) return fmt::format("1/{:.0f}", inv);
   return ratio(f);
+}
+
+// The shape's figures beside the prediction: name, |S|, radius and Eq. 14's depth for this shape.
+nlohmann::json shape_json(const StencilShape& s, const Prediction& r, Precision p) {
+  return {{"name", s.name},
+          {"source", s.source},
+          {"dims", s.dims},
+          {"points", s.size()},
+          {"radius", s.radius()},
+          {"radius_xyz", {s.radius(0), s.radius(1), s.radius(2)}},
+          {"temporal_blocking_min_steps", temporal_blocking_min_steps_for_shape(s, r.balance_cuda_core, p)}};
 }
 
 nlohmann::json to_json(const HardwareDescriptor& hw, const fs::path& hw_path, const KernelModel& k,
@@ -215,13 +261,18 @@ nlohmann::json to_json(const HardwareDescriptor& hw, const fs::path& hw_path, co
   return j;
 }
 
-void print_human(const HardwareDescriptor& hw, const KernelModel& k, const Prediction& r) {
+void print_human(const HardwareDescriptor& hw, const KernelModel& k, const Prediction& r,
+                 const std::optional<StencilShape>& shape) {
   const auto B = [](double v) { return format_quantity(v, Dimension::bytes); };
   const auto F = [](double v) { return format_quantity(v, Dimension::flop_per_second); };
   const auto S = [](double v) { return format_quantity(v, Dimension::seconds); };
   const std::string name = hw.identity.name.empty() ? hw.id : hw.identity.name + " (" + hw.id + ")";
   std::string o;
   o += fmt::format("{} on {}\n\n", k.description, name);
+  if (shape)
+    o += fmt::format("  {:<22}{} ({}): |S| = {}, radius {} (x {}, y {}, z {}), {}-D\n", "stencil shape", shape->name,
+                     shape->source, shape->size(), shape->radius(), shape->radius(0), shape->radius(1), shape->radius(2),
+                     shape->dims);
   o += fmt::format("  {:<22}W {}, Q {}, working set {}\n", "kernel", flop_amount(k.work_flop), B(k.traffic_bytes),
                    B(k.working_set_bytes));
   o += fmt::format("  {:<22}{} flop/B\n", "intensity I = W/Q", ratio(r.intensity));
@@ -265,6 +316,9 @@ void print_human(const HardwareDescriptor& hw, const KernelModel& k, const Predi
   if (r.temporal_blocking_min_steps)
     o += fmt::format("  {:<38}t I >= B: t >= B/I = {} -> t >= {} (Eq. 14)\n", "temporal blocking to compute-bound",
                      fmt::format("{:.2f}", *r.temporal_blocking_threshold), *r.temporal_blocking_min_steps);
+  if (shape)
+    o += fmt::format("  {:<38}t |S|/D > B for {} (|S| = {}): t >= {} (Eq. 14)\n", "temporal blocking, this shape",
+                     shape->name, shape->size(), temporal_blocking_min_steps_for_shape(*shape, r.balance_cuda_core, k.precision));
   o += fmt::format("\n  numbers from: {}\n", r.source);
   for (const auto& line : r.provenance) o += "    " + line + "\n";
   for (const auto& [key, citation] : hw.references)
@@ -322,6 +376,10 @@ Subcommand add_predict(CLI::App& root) {
   app->add_option("--name", a->name, "spmv-csr/spmv: the --suite member (e.g. cant or D10)");
   app->add_option("--scale", a->scale, "spmv-csr/spmv: rows and nnz of the --suite member times this (default 1)")
       ->check(CLI::Range(1e-6, 1.0));
+  app->add_option("--shape", a->shape,
+                  "stencil: points, dims and weights of a shape: built-in (" + builtin_stencil_shape_names() +
+                      ") or a YAML file")
+      ->type_name("NAME|FILE");
   app->add_option("--bandwidth", a->bandwidth, "What-if: bandwidth of the bounding level, e.g. '3 TB/s'")
       ->type_name("QTY");
   app->add_option("--peak-cuda-core", a->peak_cuda_core, "What-if: CUDA-core peak, e.g. '9.7 TFLOP/s'")
@@ -335,7 +393,8 @@ Subcommand add_predict(CLI::App& root) {
       "\nExamples:\n"
       "  ceiling predict --hw gh200 --kernel scale --n 1e9\n"
       "  ceiling predict --hw a100-80gb --kernel gemv --m 8192 --n 8192 --source spec --json\n"
-      "  ceiling predict --hw gh200 --kernel stencil --points 5 --dims 2 --nx 9000 --ny 9000 --steps 3\n"
+      "  ceiling predict --hw gh200 --kernel stencil --shape 2d9pt --nx 9000 --ny 9000 --steps 3\n"
+      "  ceiling predict --hw h200 --kernel stencil --shape my-shape.yaml --nx 512 --ny 512 --nz 512\n"
       "  ceiling predict --hw h200 --kernel custom --work '2 GFLOP' --traffic '8 GB'\n"
       "  ceiling predict --hw h200 --kernel spmv-csr --suite table2 --name cant\n"
       "  ceiling predict --hw h200 --kernel spmv-csr --matrix my.mtx --json");
@@ -350,7 +409,8 @@ Subcommand add_predict(CLI::App& root) {
     if (precision_opt->count() > 0 && looks_like_file(a->kernel) && !find_kernel_kind(a->kernel))
       throw std::runtime_error("--precision does not apply to a kernel file (write precision: in " + a->kernel + ")");
     std::string label;
-    const KernelModel k = build_kernel(*a, params, label);
+    std::optional<StencilShape> shape;
+    const KernelModel k = build_kernel(*a, params, label, shape);
 
     PredictOptions opt;
     opt.source = parse_source_preference(a->source);
@@ -375,9 +435,10 @@ Subcommand add_predict(CLI::App& root) {
       auto j = to_json(hw, hw_path, k, r);
       if (spmv) j["assumption"] = x_note;
       if (!label.empty()) j["matrix"] = label;
+      if (shape) j["stencil_shape"] = shape_json(*shape, r, k.precision);
       std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     } else {
-      print_human(hw, k, r);
+      print_human(hw, k, r, shape);
       if (spmv) std::cout << "Assumption: " << x_note << "\n";
     }
     return 0;
