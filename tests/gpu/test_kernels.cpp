@@ -15,6 +15,7 @@
 #include "kernels/runner.hpp"
 #include "model/roofline.hpp"
 #include "model/sparse_matrix.hpp"
+#include "model/stencil_shape.hpp"
 
 using namespace ceiling;
 using namespace ceiling::kernels;
@@ -59,6 +60,13 @@ std::shared_ptr<CsrMatrix> mixed_matrix(std::int64_t nnz, std::uint64_t seed) {
 // kind sized by its inputs (SpMV) gets a registered matrix of about that size.
 KernelParams params_for(const KernelVariant& v, double bytes) {
   const KernelKind& kind = kernel_kind(v.kind);
+  if (v.kind == "stencil") {  // sized by its shape and domain: 2d9pt, two fused steps, a square of ~bytes
+    clear_registered_stencil_shapes();
+    const int id = register_stencil_shape(*find_builtin_stencil_shape("2d9pt"));
+    const StencilDomain d = stencil_domain_for_bytes(2, bytes);
+    return {{"points", 9}, {"dims", 2}, {"nx", static_cast<double>(d.nx)}, {"ny", static_cast<double>(d.ny)},
+            {"steps", 2}, {"shape_id", id}};
+  }
   if (!kind.params_for_bytes) {
     REQUIRE(kind.sweep_points);
     clear_registered_matrices();
@@ -131,6 +139,41 @@ TEST_CASE("SpMV variants: every row class, repeated launches (long-row counters 
     }
   }
   clear_registered_matrices();
+}
+
+TEST_CASE("stencil variants: every built-in shape, 1 to 4 fused steps, odd 2-D and 3-D domains, cold and warm") {
+  clear_registered_stencil_shapes();
+  for (const auto& shape : builtin_stencil_shapes()) {
+    const int id = register_stencil_shape(shape);
+    std::vector<StencilDomain> domains;
+    if (shape.dims == 2) domains = {parse_stencil_domain("67x45"), parse_stencil_domain("203x131"),
+                                    parse_stencil_domain("3001x2999")};  // the last: sampled check
+    else domains = {parse_stencil_domain("37x29x23"), parse_stencil_domain("70x9x41")};
+    for (const auto& d : domains)
+      for (int steps = 1; steps <= 4; ++steps) {
+        if (d.nx > 1000 && steps > 1) continue;
+        KernelParams p{{"points", shape.size()}, {"dims", shape.dims}, {"nx", static_cast<double>(d.nx)},
+                       {"ny", static_cast<double>(d.ny)}, {"steps", steps}, {"shape_id", id}};
+        if (shape.dims == 3) p["nz"] = static_cast<double>(d.nz);
+        for (const auto& v : registry()) {
+          if (v.kind != "stencil") continue;
+          RunContext ctx;
+          ctx.l2_bytes = 50e6;
+          ctx.in_l2 = steps % 2 == 0;
+          auto inst = v.create(p, ctx);
+          inst->randomize(1000 + steps);
+          inst->poison_output();
+          for (int i = 0; i < 2; ++i) inst->launch(nullptr);  // a second launch must compute the same
+          CUDA_CHECK(cudaDeviceSynchronize());
+          const Verification r = inst->verify();
+          INFO(v.name() << " " << shape.name << " " << d.text() << " t=" << steps << ": " << r.message);
+          CHECK(r.ok);
+          CHECK(r.unwritten == 0);
+          CHECK(r.error <= 1e-12);
+        }
+      }
+  }
+  clear_registered_stencil_shapes();
 }
 
 TEST_CASE("CUDA-core SCALE handles counts that are not a multiple of the vector width") {

@@ -1,0 +1,501 @@
+// What the stencil variants share (issue 11): the registered shape and the domain a sweep point
+// names, the grids on the device, fresh random input per seed, poisoned output, the three kernels
+// (plain: one pass per step; blocked: t steps fused in a shared-memory tile; tensor core: the same
+// tile, each step as FP64 mma.m8n8k4 products, kernels/stencil_plan.hpp) and the check against the
+// CPU reference (model/stencil_shape.hpp): the whole domain when it is small, else every output
+// scanned for the poison on the device and a sample of points (random, the faces and the corners)
+// against their light cones; norm-wise relative error <= 1e-12.
+// Each .cu that includes this has its own constant memory (the shape's weights and offsets),
+// uploaded by the instance that launches when another instance launched last.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common.cuh"
+#include "gpu/gpu.hpp"
+#include "model/stencil_shape.hpp"
+#include "stencil_plan.hpp"
+#include "verify.hpp"
+
+namespace ceiling::kernels {
+namespace {
+
+enum class StencilMethod { plain, blocked, tensor_core };
+
+__constant__ double c_weight[kMaxStencilPoints];
+__constant__ long long c_offset[kMaxStencilPoints];  // global linear offset dx + dy nx + dz nx ny
+__constant__ int c_soffset[kMaxStencilPoints];       // shared-memory offset dx + dy bx + dz bx by
+__constant__ int2 c_line[2 * kMaxStencilRadius + 1 > 0 ? (2 * kMaxStencilRadius + 1) * (2 * kMaxStencilRadius + 1) : 1];
+const void* g_constants_owner = nullptr;
+
+struct Grid {
+  long long nx, ny, nz;
+  int rx, ry, rz;
+  __device__ __forceinline__ bool inside(long long x, long long y, long long z) const {
+    return x >= 0 && x < nx && y >= 0 && y < ny && z >= 0 && z < nz;
+  }
+  __device__ __forceinline__ bool interior(long long x, long long y, long long z) const {
+    return x >= rx && x < nx - rx && y >= ry && y < ny - ry && z >= rz && z < nz - rz;
+  }
+};
+
+struct Tile {
+  int tx, ty, tz, hx, hy, hz, bx, by, bz, steps, kchunks, lines;
+};
+
+constexpr int kStencilThreads = 256;  // blockDim (32, 8)
+
+// --- plain: one output point per thread, one launch per step -------------------------------------
+template <int N, bool Streaming>
+__global__ void __launch_bounds__(kStencilThreads)
+    stencil_plain_kernel(const double* __restrict__ in, double* __restrict__ out, Grid g, int npts) {
+  const long long x = static_cast<long long>(blockIdx.x) * 32 + threadIdx.x;
+  const long long y = static_cast<long long>(blockIdx.y) * 8 + threadIdx.y;
+  const long long z = blockIdx.z;
+  if (x >= g.nx || y >= g.ny) return;
+  const long long i = (z * g.ny + y) * g.nx + x;
+  double v;
+  if (!g.interior(x, y, z)) {
+    v = __ldg(in + i);
+  } else {
+    v = 0.0;
+    if constexpr (N > 0) {
+#pragma unroll
+      for (int s = 0; s < N; ++s) v = fma(c_weight[s], __ldg(in + i + c_offset[s]), v);
+    } else {
+#pragma unroll 4
+      for (int s = 0; s < npts; ++s) v = fma(c_weight[s], __ldg(in + i + c_offset[s]), v);
+    }
+  }
+  store_stream<Streaming>(out + i, v);
+}
+
+// --- the shared-memory tile: load with halo, run the steps, write the core -----------------------
+__device__ __forceinline__ void tile_load(const double* __restrict__ in, double* A, double* B, const Grid& g,
+                                          const Tile& t, long long gx0, long long gy0, long long gz0) {
+  const int dx_end = t.tx + 2 * t.hx, dy_end = t.ty + 2 * t.hy, dz_end = t.tz + 2 * t.hz;
+  for (int lz = 0; lz < t.bz; ++lz)
+    for (int ly = threadIdx.y; ly < t.by; ly += 8)
+      for (int lx = threadIdx.x; lx < t.bx; lx += 32) {
+        const long long x = gx0 + lx, y = gy0 + ly, z = gz0 + lz;
+        double v = 0.0;
+        if (lx < dx_end && ly < dy_end && lz < dz_end && g.inside(x, y, z)) v = __ldg(in + (z * g.ny + y) * g.nx + x);
+        const int l = (lz * t.by + ly) * t.bx + lx;
+        A[l] = v;
+        B[l] = 0.0;
+      }
+}
+
+template <bool Streaming>
+__device__ __forceinline__ void tile_store(double* __restrict__ out, const double* A, const Grid& g, const Tile& t,
+                                           long long gx0, long long gy0, long long gz0) {
+  for (int lz = t.hz; lz < t.hz + t.tz; ++lz)
+    for (int ly = t.hy + threadIdx.y; ly < t.hy + t.ty; ly += 8)
+      for (int lx = t.hx + threadIdx.x; lx < t.hx + t.tx; lx += 32) {
+        const long long x = gx0 + lx, y = gy0 + ly, z = gz0 + lz;
+        if (g.inside(x, y, z)) store_stream<Streaming>(out + (z * g.ny + y) * g.nx + x, A[(lz * t.by + ly) * t.bx + lx]);
+      }
+}
+
+// One step on CUDA cores over the region [s r, extent - s r) of the tile.
+template <int N>
+__device__ __forceinline__ void tile_step_cuda_core(const double* A, double* B, const Grid& g, const Tile& t, int s,
+                                                    long long gx0, long long gy0, long long gz0, int npts) {
+  const int lox = s * g.rx, hix = t.tx + 2 * t.hx - s * g.rx;
+  const int loy = s * g.ry, hiy = t.ty + 2 * t.hy - s * g.ry;
+  const int loz = s * g.rz, hiz = t.tz + 2 * t.hz - s * g.rz;
+  for (int lz = loz; lz < hiz; ++lz)
+    for (int ly = loy + threadIdx.y; ly < hiy; ly += 8)
+      for (int lx = lox + threadIdx.x; lx < hix; lx += 32) {
+        const long long x = gx0 + lx, y = gy0 + ly, z = gz0 + lz;
+        const int l = (lz * t.by + ly) * t.bx + lx;
+        double v;
+        if (!g.inside(x, y, z)) {
+          v = 0.0;
+        } else if (!g.interior(x, y, z)) {
+          v = A[l];
+        } else {
+          v = 0.0;
+          if constexpr (N > 0) {
+#pragma unroll
+            for (int p = 0; p < N; ++p) v = fma(c_weight[p], A[l + c_soffset[p]], v);
+          } else {
+#pragma unroll 4
+            for (int p = 0; p < npts; ++p) v = fma(c_weight[p], A[l + c_soffset[p]], v);
+          }
+        }
+        B[l] = v;
+      }
+}
+
+template <int N, bool Streaming>
+__global__ void __launch_bounds__(kStencilThreads)
+    stencil_blocked_kernel(const double* __restrict__ in, double* __restrict__ out, Grid g, Tile t, int npts) {
+  extern __shared__ double smem[];
+  double* A = smem;
+  double* B = smem + t.bx * t.by * t.bz;
+  const long long gx0 = static_cast<long long>(blockIdx.x) * t.tx - t.hx;
+  const long long gy0 = static_cast<long long>(blockIdx.y) * t.ty - t.hy;
+  const long long gz0 = static_cast<long long>(blockIdx.z) * t.tz - t.hz;
+  tile_load(in, A, B, g, t, gx0, gy0, gz0);
+  __syncthreads();
+  for (int s = 1; s <= t.steps; ++s) {
+    tile_step_cuda_core<N>(A, B, g, t, s, gx0, gy0, gz0, npts);
+    __syncthreads();
+    double* tmp = A;
+    A = B;
+    B = tmp;
+  }
+  tile_store<Streaming>(out, A, g, t, gx0, gy0, gz0);
+}
+
+// One step on tensor cores: each warp takes 8x8 (x, y) blocks of the region at one z; per non-empty
+// line (dy, dz) and chunk of 4 columns one mma.m8n8k4 (A from the tile, B the line's Toeplitz
+// fragment in shared memory).
+__device__ __forceinline__ void tile_step_tensor_core(const double* A, double* B, const double* __restrict__ frag,
+                                                      const Grid& g, const Tile& t, int s, long long gx0, long long gy0,
+                                                      long long gz0) {
+  const int lox = s * g.rx, hix = t.tx + 2 * t.hx - s * g.rx;
+  const int loy = s * g.ry, hiy = t.ty + 2 * t.hy - s * g.ry;
+  const int loz = s * g.rz, hiz = t.tz + 2 * t.hz - s * g.rz;
+  const int nbx = (hix - lox + 7) / 8, nby = (hiy - loy + 7) / 8;
+  const int blocks = nbx * nby * (hiz - loz);
+  const int lane = threadIdx.x, warp = threadIdx.y;  // blockDim (32, 8)
+  const int gi = lane >> 2, ti = lane & 3;
+  const int plane = t.bx * t.by;
+  for (int b = warp; b < blocks; b += 8) {
+    const int bxi = b % nbx, rest = b / nbx, byi = rest % nby;
+    const int lz = loz + rest / nby;
+    const int x0 = lox + 8 * bxi, y0 = loy + 8 * byi;
+    double d0 = 0.0, d1 = 0.0;
+    const double* arow = A + (lz * t.by + y0 + gi) * t.bx + x0 - g.rx + ti;
+    for (int li = 0; li < t.lines; ++li) {
+      const int2 line = c_line[li];  // (dy, dz)
+      const double* a = arow + line.y * plane + line.x * t.bx;
+      const double* f = frag + li * t.kchunks * 32 + lane;
+      for (int c = 0; c < t.kchunks; ++c) mma_m8n8k4_fp64(d0, d1, a[4 * c], f[32 * c], d0, d1);
+    }
+    const int ly = y0 + gi;
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int lx = x0 + 2 * ti + e;
+      if (lx >= hix || ly >= hiy) continue;
+      const long long x = gx0 + lx, y = gy0 + ly, z = gz0 + lz;
+      const int l = (lz * t.by + ly) * t.bx + lx;
+      B[l] = !g.inside(x, y, z) ? 0.0 : !g.interior(x, y, z) ? A[l] : (e ? d1 : d0);
+    }
+  }
+}
+
+template <bool Streaming>
+__global__ void __launch_bounds__(kStencilThreads)
+    stencil_tensor_core_kernel(const double* __restrict__ in, double* __restrict__ out,
+                               const double* __restrict__ fragments, Grid g, Tile t) {
+  extern __shared__ double smem[];
+  const int cells = t.bx * t.by * t.bz;
+  double* A = smem;
+  double* B = smem + cells;
+  double* frag = smem + 2 * cells;
+  const int nfrag = t.lines * t.kchunks * 32;
+  for (int i = threadIdx.y * 32 + threadIdx.x; i < nfrag; i += kStencilThreads) frag[i] = __ldg(fragments + i);
+  const long long gx0 = static_cast<long long>(blockIdx.x) * t.tx - t.hx;
+  const long long gy0 = static_cast<long long>(blockIdx.y) * t.ty - t.hy;
+  const long long gz0 = static_cast<long long>(blockIdx.z) * t.tz - t.hz;
+  tile_load(in, A, B, g, t, gx0, gy0, gz0);
+  __syncthreads();
+  for (int s = 1; s <= t.steps; ++s) {
+    tile_step_tensor_core(A, B, frag, g, t, s, gx0, gy0, gz0);
+    __syncthreads();
+    double* tmp = A;
+    A = B;
+    B = tmp;
+  }
+  tile_store<Streaming>(out, A, g, t, gx0, gy0, gz0);
+}
+
+__global__ void count_nan_kernel(const double* __restrict__ p, long long n, unsigned long long* count) {
+  unsigned long long c = 0;
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x)
+    c += isnan(p[i]) ? 1 : 0;
+  if (c) atomicAdd(count, c);
+}
+
+__global__ void gather_kernel(const double* __restrict__ p, const long long* __restrict__ idx, int n,
+                              double* __restrict__ out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = p[idx[i]];
+}
+
+inline const StencilShape& shape_of(const KernelParams& params) {
+  const auto it = params.find("shape_id");
+  if (it == params.end())
+    throw std::invalid_argument("a stencil needs a shape: validate --shapes 2d5pt,... (or the built-ins by default)");
+  return registered_stencil_shape(static_cast<int>(it->second));
+}
+
+inline StencilDomain domain_of(const StencilShape& s, const KernelParams& p) {
+  StencilDomain d;
+  d.dims = s.dims;
+  d.nx = static_cast<std::int64_t>(p.at("nx"));
+  d.ny = static_cast<std::int64_t>(p.at("ny"));
+  d.nz = s.dims == 3 ? static_cast<std::int64_t>(p.at("nz")) : 1;
+  return d;
+}
+
+template <int N, bool S>
+void launch_plain_n(dim3 grid, cudaStream_t st, const double* in, double* out, const Grid& g, int npts) {
+  stencil_plain_kernel<N, S><<<grid, dim3(32, 8), 0, st>>>(in, out, g, npts);
+}
+template <int N, bool S>
+void launch_blocked_n(dim3 grid, size_t smem, cudaStream_t st, const double* in, double* out, const Grid& g,
+                      const Tile& t, int npts) {
+  static bool configured = false;  // per instantiation: the opt-in to more than 48 KiB
+  if (!configured) {
+    CUDA_CHECK(cudaFuncSetAttribute(stencil_blocked_kernel<N, S>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    227 * 1024));
+    configured = true;
+  }
+  stencil_blocked_kernel<N, S><<<grid, dim3(32, 8), smem, st>>>(in, out, g, t, npts);
+}
+
+template <StencilMethod M>  // a template so that each variant's file compiles only its own kernels
+class StencilInstance : public KernelInstance {
+ public:
+  StencilInstance(const KernelParams& params, const RunContext& ctx)
+      : shape_(shape_of(params)),
+        dom_(domain_of(shape_, params)),
+        steps_(static_cast<int>(params.count("steps") ? params.at("steps") : 1)),
+        streaming_(!ctx.in_l2) {
+    check_stencil_domain(shape_, dom_);
+    const StencilRadii r = stencil_radii(shape_);
+    grid_ = Grid{dom_.nx, dom_.ny, dom_.nz, r.x, r.y, r.z};
+    const size_t n = static_cast<size_t>(dom_.points());
+    in_ = gpu::DeviceBuffer<double>(n);
+    out_ = gpu::DeviceBuffer<double>(n);
+    if (M == StencilMethod::plain && steps_ > 1) other_ = gpu::DeviceBuffer<double>(n);
+    weights_.resize(static_cast<size_t>(shape_.size()));
+    offsets_.resize(weights_.size());
+    for (size_t p = 0; p < weights_.size(); ++p) {
+      const auto& q = shape_.points[p];
+      weights_[p] = q.weight;
+      offsets_[p] = q.dx + q.dy * dom_.nx + q.dz * dom_.nx * dom_.ny;
+    }
+    if (M != StencilMethod::plain) {
+      tile_ = plan_stencil_tile(shape_, steps_, M == StencilMethod::tensor_core, 100 * 1024);
+      soffsets_.resize(weights_.size());
+      for (size_t p = 0; p < weights_.size(); ++p) {
+        const auto& q = shape_.points[p];
+        soffsets_[p] = q.dx + q.dy * tile_.bx + q.dz * tile_.bx * tile_.by;
+      }
+      if (M == StencilMethod::tensor_core) {
+        tc_ = plan_stencil_tensor_core(shape_);
+        fragments_ = gpu::DeviceBuffer<double>(tc_.b_fragments.size());
+        CUDA_CHECK(cudaMemcpy(fragments_.data(), tc_.b_fragments.data(), tc_.b_fragments.size() * sizeof(double),
+                              cudaMemcpyHostToDevice));
+        for (const auto& [dy, dz] : tc_.lines) lines_.push_back(make_int2(dy, dz));
+      }
+      t_ = Tile{tile_.tx, tile_.ty, tile_.tz, tile_.hx, tile_.hy, tile_.hz, tile_.bx, tile_.by, tile_.bz, steps_,
+                tc_.k_chunks, static_cast<int>(tc_.lines.size())};
+      const long long gx = (dom_.nx + tile_.tx - 1) / tile_.tx, gy = (dom_.ny + tile_.ty - 1) / tile_.ty,
+                      gz = (dom_.nz + tile_.tz - 1) / tile_.tz;
+      if (gy > 65535 || gz > 65535) throw std::invalid_argument("stencil: domain " + dom_.text() + " needs too many tiles");
+      launch_grid_ = dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz));
+    } else {
+      const long long gy = (dom_.ny + 7) / 8;
+      if (gy > 65535 || dom_.nz > 65535) throw std::invalid_argument("stencil: domain " + dom_.text() + " is too tall");
+      launch_grid_ = dim3(static_cast<unsigned>((dom_.nx + 31) / 32), static_cast<unsigned>(gy),
+                          static_cast<unsigned>(dom_.nz));
+    }
+  }
+  ~StencilInstance() override {
+    if (g_constants_owner == this) g_constants_owner = nullptr;
+  }
+
+  void randomize(std::uint64_t seed) override {
+    seed_ = seed;
+    fill_random(in_.data(), static_cast<long long>(in_.size()), seed_);
+    CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  void poison_output() override {
+    poison(out_.data(), out_.bytes());
+    if (other_.data()) poison(other_.data(), other_.bytes());
+  }
+  long long output_elements() const override { return static_cast<long long>(out_.size()); }
+
+  void launch(Stream stream) override {
+    upload_constants(stream);
+    const int npts = shape_.size();
+    if constexpr (M == StencilMethod::plain) {
+      // in -> out, out -> other, other -> out, ...: the last step lands in `result()`.
+      const double* src = in_.data();
+      for (int s = 1; s <= steps_; ++s) {
+        double* dst = ((steps_ - s) % 2 == 0) ? out_.data() : other_.data();
+        streaming_ ? plain(true, src, dst, stream, npts) : plain(false, src, dst, stream, npts);
+        src = dst;
+      }
+    } else if constexpr (M == StencilMethod::blocked) {
+      streaming_ ? blocked(true, stream, npts) : blocked(false, stream, npts);
+    } else {
+      static bool configured[2] = {false, false};
+      auto kernel = streaming_ ? stencil_tensor_core_kernel<true> : stencil_tensor_core_kernel<false>;
+      if (!configured[streaming_]) {
+        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
+        configured[streaming_] = true;
+      }
+      kernel<<<launch_grid_, dim3(32, 8), tile_.smem_bytes, stream>>>(in_.data(), out_.data(), fragments_.data(), grid_,
+                                                                      t_);
+    }
+    CUDA_CHECK_LAUNCH();
+  }
+
+  Verification verify() override {
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const std::int64_t n = static_cast<std::int64_t>(out_.size());
+    // The input as the device drew it (random.hpp), on all host cores.
+    std::vector<double> u0(static_cast<size_t>(n));
+    {
+      const unsigned workers = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+      std::vector<std::thread> pool;
+      for (unsigned w = 0; w < workers; ++w)
+        pool.emplace_back([&, w] {
+          for (std::int64_t i = w; i < n; i += workers) u0[static_cast<size_t>(i)] = random_value(seed_, static_cast<std::uint64_t>(i));
+        });
+      for (auto& th : pool) th.join();
+    }
+    const double work = dom_.points() * steps_ * shape_.size();
+    if (work <= 4e8) {  // the whole domain
+      std::vector<double> got(static_cast<size_t>(n));
+      CUDA_CHECK(cudaMemcpy(got.data(), out_.data(), out_.bytes(), cudaMemcpyDeviceToHost));
+      const std::vector<double> ref = stencil_reference(shape_, dom_, u0.data(), steps_);
+      Verification v = check_normwise(got, [&](long long i) { return static_cast<long double>(ref[static_cast<size_t>(i)]); }, 1e-12);
+      v.message = "whole domain " + dom_.text() + ": " + v.message;
+      return v;
+    }
+    // Every output scanned for the poison; a sample against the light cones.
+    gpu::DeviceBuffer<unsigned long long> count(1);
+    CUDA_CHECK(cudaMemset(count.data(), 0, sizeof(unsigned long long)));
+    count_nan_kernel<<<current_sm_count() * 4, 256>>>(out_.data(), n, count.data());
+    CUDA_CHECK_LAUNCH();
+    unsigned long long nan_count = 0;
+    CUDA_CHECK(cudaMemcpy(&nan_count, count.data(), sizeof nan_count, cudaMemcpyDeviceToHost));
+    const std::vector<std::int64_t> idx = sample_indices();
+    std::vector<long long> idx_ll(idx.begin(), idx.end());
+    gpu::DeviceBuffer<long long> didx(idx_ll.size());
+    gpu::DeviceBuffer<double> dval(idx_ll.size());
+    CUDA_CHECK(cudaMemcpy(didx.data(), idx_ll.data(), idx_ll.size() * sizeof(long long), cudaMemcpyHostToDevice));
+    gather_kernel<<<static_cast<unsigned>((idx_ll.size() + 255) / 256), 256>>>(out_.data(), didx.data(),
+                                                                              static_cast<int>(idx_ll.size()), dval.data());
+    CUDA_CHECK_LAUNCH();
+    std::vector<double> got(idx_ll.size());
+    CUDA_CHECK(cudaMemcpy(got.data(), dval.data(), got.size() * sizeof(double), cudaMemcpyDeviceToHost));
+    const std::vector<double> ref = stencil_reference_points(shape_, dom_, u0.data(), steps_, idx);
+    Verification v = check_normwise(got, [&](long long i) { return static_cast<long double>(ref[static_cast<size_t>(i)]); }, 1e-12);
+    v.unwritten += static_cast<long long>(nan_count);
+    if (nan_count) {
+      v.ok = false;
+      v.bad += static_cast<long long>(nan_count);
+    }
+    v.message = std::to_string(got.size()) + " sampled points of " + dom_.text() + " (" + std::to_string(nan_count) +
+                " poisoned outputs in all): " + v.message;
+    return v;
+  }
+
+  std::string tile_text() const { return M == StencilMethod::plain ? std::string("one point per thread") : tile_.text(); }
+
+ private:
+  void upload_constants(cudaStream_t stream) {
+    if (g_constants_owner == this) return;
+    CUDA_CHECK(cudaMemcpyToSymbolAsync(c_weight, weights_.data(), weights_.size() * sizeof(double), 0,
+                                       cudaMemcpyHostToDevice, stream));
+    CUDA_CHECK(cudaMemcpyToSymbolAsync(c_offset, offsets_.data(), offsets_.size() * sizeof(long long), 0,
+                                       cudaMemcpyHostToDevice, stream));
+    if (!soffsets_.empty())
+      CUDA_CHECK(cudaMemcpyToSymbolAsync(c_soffset, soffsets_.data(), soffsets_.size() * sizeof(int), 0,
+                                         cudaMemcpyHostToDevice, stream));
+    if (!lines_.empty())
+      CUDA_CHECK(cudaMemcpyToSymbolAsync(c_line, lines_.data(), lines_.size() * sizeof(int2), 0, cudaMemcpyHostToDevice,
+                                         stream));
+    g_constants_owner = this;
+  }
+
+  template <bool S>
+  void plain_t(const double* src, double* dst, cudaStream_t st, int npts) {
+    switch (npts) {
+      case 5: launch_plain_n<5, S>(launch_grid_, st, src, dst, grid_, npts); break;
+      case 7: launch_plain_n<7, S>(launch_grid_, st, src, dst, grid_, npts); break;
+      case 9: launch_plain_n<9, S>(launch_grid_, st, src, dst, grid_, npts); break;
+      case 13: launch_plain_n<13, S>(launch_grid_, st, src, dst, grid_, npts); break;
+      case 27: launch_plain_n<27, S>(launch_grid_, st, src, dst, grid_, npts); break;
+      case 49: launch_plain_n<49, S>(launch_grid_, st, src, dst, grid_, npts); break;
+      default: launch_plain_n<0, S>(launch_grid_, st, src, dst, grid_, npts); break;
+    }
+  }
+  void plain(bool s, const double* src, double* dst, cudaStream_t st, int npts) {
+    s ? plain_t<true>(src, dst, st, npts) : plain_t<false>(src, dst, st, npts);
+  }
+  template <bool S>
+  void blocked_t(cudaStream_t st, int npts) {
+    const size_t sm = tile_.smem_bytes;
+    switch (npts) {
+      case 5: launch_blocked_n<5, S>(launch_grid_, sm, st, in_.data(), out_.data(), grid_, t_, npts); break;
+      case 7: launch_blocked_n<7, S>(launch_grid_, sm, st, in_.data(), out_.data(), grid_, t_, npts); break;
+      case 9: launch_blocked_n<9, S>(launch_grid_, sm, st, in_.data(), out_.data(), grid_, t_, npts); break;
+      case 13: launch_blocked_n<13, S>(launch_grid_, sm, st, in_.data(), out_.data(), grid_, t_, npts); break;
+      case 27: launch_blocked_n<27, S>(launch_grid_, sm, st, in_.data(), out_.data(), grid_, t_, npts); break;
+      case 49: launch_blocked_n<49, S>(launch_grid_, sm, st, in_.data(), out_.data(), grid_, t_, npts); break;
+      default: launch_blocked_n<0, S>(launch_grid_, sm, st, in_.data(), out_.data(), grid_, t_, npts); break;
+    }
+  }
+  void blocked(bool s, cudaStream_t st, int npts) { s ? blocked_t<true>(st, npts) : blocked_t<false>(st, npts); }
+
+  // ~16k random points, 8 per corner region and a band along every face (where the fixed boundary
+  // and the tiles' edges meet), without repeats.
+  std::vector<std::int64_t> sample_indices() const {
+    std::mt19937_64 rng(seed_ ^ 0x5DEECE66Dull);
+    std::vector<std::int64_t> out;
+    const auto at = [&](std::int64_t x, std::int64_t y, std::int64_t z) { return (z * dom_.ny + y) * dom_.nx + x; };
+    const auto pick = [&](std::int64_t n) { return static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n)); };
+    for (int i = 0; i < 16384; ++i) out.push_back(at(pick(dom_.nx), pick(dom_.ny), pick(dom_.nz)));
+    const std::int64_t band = 2 * steps_ * std::max({grid_.rx, grid_.ry, grid_.rz, 1}) + 2;
+    const auto edge = [&](std::int64_t n) {
+      const std::int64_t k = pick(std::min(band, n));
+      return (rng() & 1) ? k : n - 1 - k;
+    };
+    for (int i = 0; i < 2048; ++i) {
+      out.push_back(at(edge(dom_.nx), pick(dom_.ny), pick(dom_.nz)));
+      out.push_back(at(pick(dom_.nx), edge(dom_.ny), pick(dom_.nz)));
+      if (dom_.nz > 1) out.push_back(at(pick(dom_.nx), pick(dom_.ny), edge(dom_.nz)));
+      out.push_back(at(edge(dom_.nx), edge(dom_.ny), dom_.nz > 1 ? edge(dom_.nz) : 0));
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  }
+
+  StencilShape shape_;  // a copy: the registry may grow while the instance lives
+  StencilDomain dom_;
+  int steps_ = 1;
+  bool streaming_ = false;
+  Grid grid_{};
+  Tile t_{};
+  StencilTile tile_;
+  StencilTensorCorePlan tc_;
+  dim3 launch_grid_;
+  gpu::DeviceBuffer<double> in_, out_, other_, fragments_;
+  std::vector<double> weights_;
+  std::vector<long long> offsets_;
+  std::vector<int> soffsets_;
+  std::vector<int2> lines_;
+  std::uint64_t seed_ = 1;
+};
+
+}  // namespace
+}  // namespace ceiling::kernels

@@ -1,0 +1,37 @@
+// Stencil on CUDA cores, one pass per step (the Brick role, issue 11): one output point per thread,
+// the shape's weights and offsets in constant memory (the built-in sizes fully unrolled), the
+// neighbours' reuse left to L1 and L2; t steps are t launches (in -> out -> other -> out ...), so
+// its traffic is t times the kind's (read and write the grid once per step).
+#include <memory>
+
+#include "stencil_common.cuh"
+
+namespace ceiling::kernels {
+namespace {
+
+KernelVariant plain_variant() {
+  KernelVariant v;
+  v.kind = "stencil";
+  v.implementation = "plain";
+  v.unit = ComputeUnit::cuda_core;
+  v.precision = Precision::fp64;
+  v.description = "one point per thread, weights in constant memory, one launch per step";
+  v.adjust_model = [](const KernelParams& params, KernelModel k) {
+    const double t = params.count("steps") ? params.at("steps") : 1.0;  // each step reads and writes the grid
+    k.traffic_bytes *= t;
+    k.read_bytes *= t;
+    k.write_bytes *= t;
+    k.description += " (one pass per step: Q x " + std::to_string(static_cast<int>(t)) + ")";
+    return k;
+  };
+  v.create = [](const KernelParams& params, const RunContext& ctx) -> std::unique_ptr<KernelInstance> {
+    return std::make_unique<StencilInstance<StencilMethod::plain>>(params, ctx);
+  };
+  v.sass = {{"stencil_plain_kernel", "DFMA", "DMMA"}};
+  return v;
+}
+
+const Registrar stencil_plain{plain_variant()};
+
+}  // namespace
+}  // namespace ceiling::kernels
