@@ -21,6 +21,7 @@
 #include "kernels/sweep.hpp"
 #include "model/kernel_kind.hpp"
 #include "model/sparse_matrix.hpp"
+#include "model/stencil_shape.hpp"
 #ifdef CEILING_HAVE_CUDA
 #include "kernels/runner.hpp"
 #endif
@@ -119,6 +120,59 @@ int print_variants(bool as_json) {
 
 }  // namespace
 
+constexpr int kMaxValidateSteps = 16;
+
+void select_stencil_inputs(const ValidateOptions& opt) {
+  const bool any = !opt.shapes.empty() || !opt.domains.empty() || opt.steps != 0 || opt.steps_given;
+  clear_registered_stencil_shapes();
+  set_stencil_sweep_selection({});
+  if (!any) return;
+  if (!opt.kernels.empty()) {
+    const bool named = std::any_of(opt.kernels.begin(), opt.kernels.end(), [](const std::string& k) {
+      return k.substr(0, k.find(':')) == "stencil";
+    });
+    if (!named) throw std::runtime_error("--shapes, --domain and --steps are stencil inputs: add stencil to --kernels");
+  }
+  if (opt.steps < 0 || opt.steps > kMaxValidateSteps || (opt.steps == 0 && opt.steps_given))
+    throw std::runtime_error("--steps " + std::to_string(opt.steps) + ": the fused time steps t must be 1.." +
+                             std::to_string(kMaxValidateSteps));
+  std::vector<StencilShape> shapes;
+  for (const auto& name : opt.shapes) {
+    try {
+      shapes.push_back(load_stencil_shape(name));
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error(std::string("--shapes: ") + e.what());
+    }
+  }
+  if (shapes.empty()) shapes = builtin_stencil_shapes();
+  StencilSweepSelection sel;
+  sel.steps = opt.steps;
+  for (const auto& text : opt.domains) {
+    StencilDomain d;
+    try {
+      d = parse_stencil_domain(text);
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error(std::string("--domain: ") + e.what());
+    }
+    int matching = 0;
+    for (const auto& s : shapes) {
+      if (s.dims != d.dims) continue;
+      ++matching;
+      try {
+        check_stencil_domain(s, d);
+      } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(std::string("--domain ") + text + ": " + e.what());
+      }
+    }
+    if (matching == 0)
+      throw std::runtime_error("--domain " + text + ": no selected shape is " + std::to_string(d.dims) +
+                               "-D (--shapes names the shapes; 2-D domains are NXxNY, 3-D NXxNYxNZ)");
+    sel.domains.push_back(d);
+  }
+  for (auto& s : shapes) register_stencil_shape(std::move(s));
+  set_stencil_sweep_selection(std::move(sel));
+}
+
 int run_validate(const ValidateOptions& opt) {
   using namespace ceiling::validation;
   const fs::path hw_path = resolve_hardware(opt.hw);
@@ -127,6 +181,7 @@ int run_validate(const ValidateOptions& opt) {
   for (const auto& t : opt.sizes) sweep.sizes.push_back(kernels::parse_size_request(t));
   sweep.quick = opt.quick;
   sweep.l2_bytes = kernels::sweep_l2_bytes(hw);  // checked before any GPU work
+  select_stencil_inputs(opt);                     // likewise: bad shapes, domains or steps fail here
 #ifndef CEILING_HAVE_CUDA
   spdlog::error("this build has no CUDA support: 'ceiling validate' needs a GPU build");
   return 2;
@@ -204,6 +259,16 @@ Subcommand add_validate(CLI::App& root) {
   s.app->add_option("--scale", opt->scale, "SpMV: rows and nnz of the generated matrices times this (default 1: Table 2's)")
       ->check(CLI::Range(1e-6, 1.0));
   s.app->add_option("--matrix-seed", opt->matrix_seed, "SpMV: seed of the generated matrices (default 1)");
+  s.app->add_option("--shapes", opt->shapes,
+                    "Stencil: shapes, comma-separated: built-in names (" + builtin_stencil_shape_names() +
+                        ") or YAML files (docs/FORMATS.md); default the six built-ins")
+      ->delimiter(',');
+  s.app->add_option("--domain", opt->domains,
+                    "Stencil: domains NXxNY (2-D shapes) or NXxNYxNZ (3-D), comma-separated; default Table 3's "
+                    "(10240x10240, 9000x9000; 1024x1024x1024, 512x512x512, 234x312x2560) plus one that fits the L2")
+      ->delimiter(',');
+  s.app->add_option("--steps", opt->steps, "Stencil: time steps t fused per launch, 1..16 (default Table 3's per shape)")
+      ->each([opt](const std::string&) { opt->steps_given = true; });
   s.app->add_option("--out", opt->out, "Results JSON (default results/<hw id>-validation.json)");
   s.app->add_flag("--quick", opt->quick, "One size per octave instead of four");
   s.app->add_option("--device", opt->device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
@@ -216,6 +281,8 @@ Subcommand add_validate(CLI::App& root) {
       "  ceiling validate --hw h200 --kernels spmv                      # the 21 Table 2 matrices, 3 variants\n"
       "  ceiling validate --hw h200 --kernels spmv --suite table2 --name cant,webbase-1M --scale 0.1\n"
       "  ceiling validate --hw h200 --kernels spmv --matrix my.mtx\n"
+      "  ceiling validate --hw h200 --kernels stencil                   # 6 shapes x 3 variants, Table 3's domains\n"
+      "  ceiling validate --hw h200 --kernels stencil --shapes 2d5pt,my.yaml --domain 4096x4096 --steps 3\n"
       "  ceiling validate --list --json");
   s.run = [opt, list] {
     if (*list) return print_variants(opt->json);

@@ -52,7 +52,17 @@ struct ValidateOptions {
   std::vector<std::string> names;
   double scale = 1.0;
   std::uint64_t matrix_seed = 1;
+  // Stencil inputs: shapes (built-in names or YAML files; empty: the six built-ins), domains
+  // ("NXxNY" or "NXxNYxNZ"; empty: Table 3's plus one in L2), fused steps (0: Table 3's per shape).
+  std::vector<std::string> shapes;
+  std::vector<std::string> domains;
+  int steps = 0;
+  bool steps_given = false;  // --steps 0 is an error, not the default
 };
+// Checks validate's stencil options and sets the stencil sweep (model/stencil_shape.hpp): every
+// shape loaded, every domain parsed and fitting each shape of its dims, 1 <= steps <= 16, and
+// stencil among --kernels when any is given. Throws std::runtime_error with a one-line cause.
+void select_stencil_inputs(const ValidateOptions& opt);
 int run_validate(const ValidateOptions& opt);
 
 struct ReportOptions {

@@ -233,6 +233,10 @@ std::vector<SpeedupResult> speedups(const std::vector<KernelResult>& results) {
     if (match == cuda_core.end()) continue;
     for (const KernelResult* cc_ptr : match->second) {
       const KernelResult& cc = *cc_ptr;
+      // Eq. 22 asks what tensor cores give the same algorithm: a CUDA-core result whose model moves
+      // more bytes than the tensor-core one is another algorithm (a stencil's one pass per step
+      // against fused steps) and pairing them would credit the tensor cores with the fusion.
+      if (tc.traffic_bytes > 0 && cc.traffic_bytes > tc.traffic_bytes * (1 + 1e-9)) continue;
       SpeedupResult s;
       s.kernel = tc.kernel;
       s.precision = tc.precision;

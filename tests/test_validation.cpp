@@ -235,6 +235,26 @@ TEST_CASE("speedups pair CUDA-core and tensor-core results and hold them against
   CHECK(s2[0].verdict == "within-bound");
 }
 
+TEST_CASE("speedups pair a tensor-core result only with CUDA-core results that move no more bytes by their model") {
+  // A stencil at t = 3: one pass per step moves 3 Q, the fused CUDA-core and tensor-core variants Q.
+  std::vector<KernelResult> rs;
+  KernelResult plain = synthetic_result("cuda_core", 1e8, 900e-6, "dram");
+  plain.implementation = "plain";
+  plain.traffic_bytes *= 3;
+  KernelResult blocked = synthetic_result("cuda_core", 1e8, 400e-6, "dram");
+  blocked.implementation = "blocked";
+  KernelResult tc = synthetic_result("tensor_core", 1e8, 450e-6, "dram");
+  tc.implementation = "toeplitz-mma";
+  rs = {plain, blocked, tc};
+  const auto s = speedups(rs);
+  REQUIRE(s.size() == 1);  // not plain: pairing it would credit the tensor cores with the fusion
+  CHECK(s[0].cuda_core_implementation == "blocked");
+  CHECK(s[0].measured == doctest::Approx(400.0 / 450.0));
+  // A CUDA-core result with less traffic than the tensor core's (SpMV CSR against a padded layout) pairs.
+  rs[0].traffic_bytes = tc.traffic_bytes / 2;
+  CHECK(speedups(rs).size() == 2);
+}
+
 TEST_CASE("geomeans of T(CC)/T(TC) per side of the L2 split, and the paper's CUDA-core speedup") {
   std::vector<SpeedupResult> s(4);
   const auto make = [](double n, double ws, const char* level, double measured) {

@@ -1,6 +1,7 @@
 // The readers as the fuzz targets and the regression corpus see them (entries.hpp).
 #include "entries.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 #include "model/units.hpp"
 #include "model/input_error.hpp"
 #include "model/sparse_matrix.hpp"
+#include "model/stencil_shape.hpp"
 #include "model/validation.hpp"
 #include "reports/detail.hpp"
 #include "reports/report.hpp"
@@ -324,11 +326,64 @@ std::string matrix_market(const std::uint8_t* data, std::size_t size, const fs::
   return {};
 }
 
+// Stencil shapes (validate --shapes, predict --shape): a refusal is one line naming the file; a
+// shape that loads passes check_stencil_shape, and one step of the CPU reference on a small domain
+// (the light-cone path on a sample too) agrees with itself and stays finite for finite input.
+std::string stencil_shape(const std::uint8_t* data, std::size_t size, const fs::path& scratch) {
+  const fs::path file = scratch / "fuzz-shape.yaml";
+  spit(file, data, size);
+  StencilShape s;
+  try {
+    s = read_stencil_shape_yaml(file);
+  } catch (const InputFileError& e) {
+    return judge_error(e.what(), file.string(), "stencil_shape");
+  } catch (const std::exception& e) {
+    return std::string("stencil_shape: not an InputFileError: ") + e.what();
+  }
+  try {
+    check_stencil_shape(s);
+  } catch (const std::exception& e) {
+    return std::string("stencil_shape: a loaded shape breaks the rules: ") + e.what();
+  }
+  if (s.name.empty() || s.radius() > kMaxStencilRadius || s.size() < 1 || s.size() > kMaxStencilPoints)
+    return "stencil_shape: a loaded shape has no name, too wide a radius or a bad |S|";
+  // The smallest domain with an interior point on each axis.
+  StencilDomain d;
+  d.dims = s.dims;
+  d.nx = 2 * s.radius(0) + 3;
+  d.ny = 2 * s.radius(1) + 3;
+  d.nz = s.dims == 3 ? 2 * s.radius(2) + 3 : 1;
+  try {
+    check_stencil_domain(s, d);
+    std::vector<double> u(static_cast<std::size_t>(d.points()));
+    for (std::size_t i = 0; i < u.size(); ++i) u[i] = static_cast<double>(i % 7) / 7.0;
+    const std::vector<double> whole = stencil_reference(s, d, u.data(), 2);
+    std::vector<std::int64_t> idx;
+    const std::int64_t n = static_cast<std::int64_t>(u.size());
+    for (std::int64_t i = 0; i < n; i += std::max<std::int64_t>(1, n / 8)) idx.push_back(i);  // a sample: cones are dear
+    idx.push_back(n / 2);
+    const std::vector<double> part = stencil_reference_points(s, d, u.data(), 2, idx);
+    for (std::size_t i = 0; i < idx.size(); ++i)
+      if (part[i] != whole[static_cast<std::size_t>(idx[i])] && !(std::isnan(part[i]) && std::isnan(whole[static_cast<std::size_t>(idx[i])])))
+        return "stencil_shape: the light-cone reference differs from the whole-grid one at index " + std::to_string(idx[i]);
+  } catch (const std::exception& e) {
+    return std::string("stencil_shape: a loaded shape fails on its smallest domain: ") + e.what();
+  }
+  try {
+    (void)temporal_blocking_min_steps_for_shape(s, 10.0);
+  } catch (const std::exception& e) {
+    // |S| >= 1 and D = 8: t stays small for any finite balance.
+    return std::string("stencil_shape: Eq. 14 fails for a loaded shape: ") + e.what();
+  }
+  return {};
+}
+
 }  // namespace
 
 const std::vector<std::string>& target_names() {
   static const std::vector<std::string> names = {"descriptor", "kernel_file", "results", "probes",
-                                                 "manifest",   "units",       "json",  "matrix_market"};
+                                                 "manifest",   "units",       "json",  "matrix_market",
+                                                 "stencil_shape"};
   return names;
 }
 
@@ -342,6 +397,7 @@ std::string run_target(std::string_view target, const std::uint8_t* data, std::s
   if (target == "units") return units(data, size, scratch);
   if (target == "json") return json(data, size, scratch);
   if (target == "matrix_market") return matrix_market(data, size, scratch);
+  if (target == "stencil_shape") return stencil_shape(data, size, scratch);
   throw std::invalid_argument("fuzz: unknown target '" + std::string(target) + "'");
 }
 
