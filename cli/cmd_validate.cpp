@@ -129,7 +129,8 @@ void select_stencil_inputs(const ValidateOptions& opt) {
   if (!any) return;
   if (!opt.kernels.empty()) {
     const bool named = std::any_of(opt.kernels.begin(), opt.kernels.end(), [](const std::string& k) {
-      return k.substr(0, k.find(':')) == "stencil";
+      const KernelKind* kind = find_kernel_kind(k.substr(0, k.find(':')));
+      return kind && kind->stencil_inputs;
     });
     if (!named) throw std::runtime_error("--shapes, --domain and --steps are stencil inputs: add stencil to --kernels");
   }

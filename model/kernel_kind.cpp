@@ -150,6 +150,13 @@ std::vector<KernelKind> builtin_kinds() {
       }
       return out;
     };
+    k.output_rate = "GFLOP/s (2 nnz / time)";
+    k.figure = "GPGPU'25 Figure 7 style";
+    k.plot_bound = "bound (CSR, Eq. 10)";
+    k.plot_caption =
+        "Effective GFLOP/s (2 nnz / median time) of each SpMV implementation per matrix, matrices ordered by nnz; "
+        "circles: the model's CSR bound (W / bound time, x read once). The dashed line splits the matrices whose "
+        "CSR working set fits half the L2 from the rest, as Figure 7's geomeans do.";
     k.input_label = [](const KernelParams& p) -> std::string {
       const auto it = p.find("matrix_id");
       if (it == p.end() || it->second < 0 || it->second >= registered_matrix_count()) return {};
@@ -280,6 +287,20 @@ std::vector<KernelKind> builtin_kinds() {
       return (shaped ? std::string{} : num(get(p, "points")) + "pt ") + num(get(p, "nx")) + "x" + num(get(p, "ny")) +
              (get(p, "dims") == 3 ? "x" + num(get(p, "nz")) : std::string{}) + " t=" + num(get(p, "steps", 1));
     };
+    k.stencil_inputs = true;
+    k.input_group = [](const KernelParams& p) {
+      return num(get(p, "nx")) + "x" + num(get(p, "ny")) + (get(p, "dims") == 3 ? "x" + num(get(p, "nz")) : std::string{}) +
+             " t=" + num(get(p, "steps", 1));
+    };
+    k.flop_per_output = [](const KernelParams& p) { return 2 * get(p, "points"); };  // GStencil/s: points x steps / s
+    k.output_rate = "GStencil/s (points x steps / time)";
+    k.figure = "GPGPU'25 Figure 8 style";
+    k.plot_bound = "bound (t fused steps, Eq. 12-13)";
+    k.plot_caption =
+        "GStencil/s (grid points x time steps / median time) of each stencil implementation per shape and domain "
+        "(GPGPU'25 Figure 8 on this GPU): plain makes one pass per step, blocked fuses t steps in shared memory, the "
+        "tensor-core variant computes the fused steps as Toeplitz products on FP64 mma. Circles: the model's bound for "
+        "t fused steps (Q = 2 D per point). The dashed line splits the domains that fit half the L2.";
     k.order = 50;
     t.push_back(std::move(k));
   }

@@ -69,6 +69,17 @@ struct KernelKind {
   std::function<std::vector<KernelParams>(double l2_bytes, Precision, bool quick)> sweep_points;
   // The input as people name it in results ("cant" for a registered matrix); empty: no label.
   std::function<std::string(const KernelParams&)> input_label;
+  // validate --shapes/--domain/--steps choose this kind's sweep points (model/stencil_shape.hpp).
+  bool stencil_inputs = false;
+  // The report's per-input plot (GPGPU'25 Figures 7 and 8): the bar group of a result beside its
+  // label (stencil: "9000x9000 t=3"; empty: the label alone), the FLOP per unit of the plotted rate
+  // (stencil: 2|S| per grid point and step; empty: 1, FLOP/s) and the rate's axis label.
+  std::function<std::string(const KernelParams&)> input_group;
+  std::function<double(const KernelParams&)> flop_per_output;
+  std::string output_rate = "GFLOP/s";
+  std::string figure;         // "GPGPU'25 Figure 8 style"
+  std::string plot_caption;   // what the bars and circles are
+  std::string plot_bound;     // the circles' key: "bound (CSR, Eq. 10)"
   int order = 100;  // display and sweep order (the paper's: SCALE before GEMV)
 };
 

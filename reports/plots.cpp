@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "detail.hpp"
+#include "model/kernel_kind.hpp"
 #include "model/roofline.hpp"
 
 namespace ceiling::reports::detail {
@@ -854,19 +855,24 @@ PlotSpec inputs_plot(const ResultsInput& r, int index, const std::string& kernel
   std::map<std::string, std::pair<double, std::string>> order;       // label -> (work, level)
   // Stencils (Figure 8): one bar group per shape and domain, in GStencil/s (grid points x steps per
   // second = FLOP/s / 2|S|); SpMV (Figure 7): one per matrix, in GFLOP/s.
-  const bool stencil = kernel == "stencil";
+  const KernelKind* kind = find_kernel_kind(kernel);
+  const bool per_output = kind && kind->flop_per_output;  // a rate per output (GStencil/s), not GFLOP/s
   const auto per_point = [&](const validation::KernelResult& e) {
-    const auto it = e.size.find("points");
-    return stencil && it != e.size.end() && it->second > 0 ? 2 * it->second : 1.0;
+    if (!per_output) return 1.0;
+    try {
+      const double f = kind->flop_per_output(e.size);
+      return std::isfinite(f) && f > 0 ? f : 1.0;
+    } catch (const std::exception&) {
+      return 1.0;  // a results file without the kind's parameters: FLOP/s
+    }
   };
   const auto key_of = [&](const validation::KernelResult& e) {
-    if (!stencil) return e.label;
-    const auto at = [&](const char* k) {
-      const auto it = e.size.find(k);
-      return it == e.size.end() ? std::string("?") : short_num(it->second, 12);
-    };
-    return e.label + " " + at("nx") + "x" + at("ny") + (e.size.count("nz") ? "x" + at("nz") : std::string()) + " t=" +
-           at("steps");
+    if (!kind || !kind->input_group) return e.label;
+    try {
+      return e.label + " " + kind->input_group(e.size);
+    } catch (const std::exception&) {
+      return e.label;
+    }
   };
   std::map<std::string, double> unit_of;  // label -> FLOP per output unit
   for (const auto& e : r.report.results) {
@@ -902,8 +908,8 @@ PlotSpec inputs_plot(const ResultsInput& r, int index, const std::string& kernel
   });
   std::ostringstream db, csv;
   json data;
-  data["matrices"] = json::array();  // for stencils, one entry per shape and domain
-  if (stencil) data["unit"] = "GStencil/s";
+  data["matrices"] = json::array();  // one entry per input (stencils: per shape and domain)
+  data["unit"] = kind ? kind->output_rate : std::string("GFLOP/s");
   db << "$spmv << EOD\n";
   csv << "matrix,memory_level";
   for (const auto& i : impls) csv << "," << csv_field(i + " GFLOP/s");
@@ -934,14 +940,14 @@ PlotSpec inputs_plot(const ResultsInput& r, int index, const std::string& kernel
   }
   db << "EOD\n";
   std::ostringstream body;
-  body << "  set title " << gp_string(p.title + (stencil ? " (GPGPU'25 Figure 8 style)" : " (GPGPU'25 Figure 7 style)")) << "\n"
+  body << "  set title " << gp_string(p.title + (kind && !kind->figure.empty() ? " (" + kind->figure + ")" : std::string())) << "\n"
        << "  set datafile missing '?'\n"
        << "  set style data histograms\n"
        << "  set style histogram clustered gap 1\n"
        << "  set style fill solid 0.85 border -1\n"
        << "  set boxwidth 0.9\n"
        << "  set xtics rotate by -45 font ',9'\n"
-       << (stencil ? "  set ylabel 'GStencil/s (points x steps / time)'\n" : "  set ylabel 'GFLOP/s (2 nnz / time)'\n")
+       << "  set ylabel " << gp_string(kind ? kind->output_rate : std::string("GFLOP/s")) << "\n"
        << "  set yrange [0:*]\n"
        << "  set grid ytics lc rgb '#dddddd'\n"
        << "  set key top right box opaque font ',9'\n";
@@ -954,20 +960,14 @@ PlotSpec inputs_plot(const ResultsInput& r, int index, const std::string& kernel
             " lc rgb '" + kPalette[i % kPaletteSize] + "' title " + gp_string(impls[i]);
   plot += ", \\\n       $spmv using 0:" + std::to_string(impls.size() + 2) +
           " with points pt 6 ps 1.3 lc rgb '#000000' title " +
-          gp_string(stencil ? "bound (t fused steps, Eq. 12-13)" : "bound (CSR, Eq. 10)");
+          gp_string(kind && !kind->plot_bound.empty() ? kind->plot_bound : std::string("bound"));
   p.datablocks = db.str();
   p.body = body.str() + plot + "\n";
   p.csv = csv.str();
   p.data = data;
-  if (stencil)
-    p.caption = "GStencil/s (grid points x time steps / median time) of each stencil implementation per shape and domain "
-                "(GPGPU'25 Figure 8 on this GPU): plain makes one pass per step, blocked fuses t steps in shared memory, "
-                "the tensor-core variant computes the fused steps as Toeplitz products on FP64 mma. Circles: the model's "
-                "bound for t fused steps (Q = 2 D per point). The dashed line splits the domains that fit half the L2.";
-  else
-    p.caption = "Effective GFLOP/s (2 nnz / median time) of each SpMV implementation per matrix, matrices ordered by nnz; "
-                "circles: the model's CSR bound (W / bound time, x read once). The dashed line splits the matrices whose "
-                "CSR working set fits half the L2 from the rest, as Figure 7's geomeans do.";
+  p.caption = kind && !kind->plot_caption.empty()
+                  ? kind->plot_caption
+                  : "Rate of each implementation per input; circles: the model's bound (W / bound time).";
   return p;
 }
 

@@ -722,3 +722,48 @@ TEST_CASE("the per-input SpMV plot: bound and side from the CSR result, not a pa
   CHECK(checked == 21);
   CHECK(csr.at("rma10")->memory_level == "l2");  // the case the packed variant's Q used to flip
 }
+
+TEST_CASE("the per-input stencil plot (Figure 8 style): one group per shape and domain, GStencil/s, the fused bound") {
+  // The shipped H100 stencil results: 6 shapes x 3-4 domains x 3 implementations.
+  const fs::path root = fs::path(CEILING_TEST_DATA_DIR).parent_path().parent_path();
+  ReportInput in =
+      load_report_input({root / "hardware" / "h100-sxm.yaml"}, {root / "results" / "h100-sxm-stencil-validation.json"});
+  REQUIRE(in.results.size() == 1);
+  std::vector<std::string> warnings;
+  const auto plots = ceiling::reports::detail::build_plots(in, &warnings);
+  const auto it = std::find_if(plots.begin(), plots.end(), [](const auto& p) { return p.name == "inputs-stencil-h100-sxm"; });
+  REQUIRE(it != plots.end());
+  CHECK(it->title.find("stencil per input") == 0);
+  CHECK(it->body.find("Figure 8 style") != std::string::npos);
+  CHECK(it->body.find("GStencil/s") != std::string::npos);
+  CHECK(it->data["unit"] == "GStencil/s (points x steps / time)");
+  // Each group: the label and the domain; GStencil/s = FLOP/s / 2|S| of each implementation.
+  std::map<std::string, std::map<std::string, const ceiling::validation::KernelResult*>> by_group;
+  for (const auto& e : in.results[0].report.results) {
+    const auto& s = e.size;
+    std::string g = e.label + " " + std::to_string(static_cast<long long>(s.at("nx"))) + "x" +
+                    std::to_string(static_cast<long long>(s.at("ny")));
+    if (s.count("nz")) g += "x" + std::to_string(static_cast<long long>(s.at("nz")));
+    g += " t=" + std::to_string(static_cast<int>(s.at("steps")));
+    by_group[g][(e.variant == "tensor_core" ? "TC " : "CC ") + e.implementation] = &e;
+  }
+  CHECK(by_group.size() == 4 * 3 + 2 * 4);
+  int checked = 0;
+  for (const auto& m : it->data["matrices"]) {
+    const std::string g = m["matrix"].get<std::string>();
+    INFO(g);
+    REQUIRE(by_group.count(g));
+    CHECK(m["gflops"].size() == 3);
+    for (const auto& [impl, r] : by_group.at(g)) {
+      const double points = r->size.at("nx") * r->size.at("ny") * (r->size.count("nz") ? r->size.at("nz") : 1.0);
+      CHECK(m["gflops"][impl].get<double>() ==
+            doctest::Approx(points * r->size.at("steps") / r->time_s.median / 1e9).epsilon(1e-9));
+    }
+    // The circles: the fused (least-traffic) CUDA-core result's bound, as GStencil/s.
+    const auto* blocked = by_group.at(g).at("CC blocked");
+    CHECK(m["bound_gflops"].get<double>() ==
+          doctest::Approx(blocked->work_flop / blocked->bound_time_s / (2 * blocked->size.at("points")) / 1e9).epsilon(1e-9));
+    ++checked;
+  }
+  CHECK(checked == 20);
+}
