@@ -1,5 +1,6 @@
 // Validation logic with synthetic timings: split, sweep, verdicts, speedups, geomeans, phi fit,
 // results JSON. No GPU.
+#include <functional>
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -371,6 +372,30 @@ TEST_CASE("results JSON: the FORMATS.md keys, round trip, strict reading") {
   bad = nlohmann::json::parse(j.dump());
   bad["results"][1].erase("efficiency");
   CHECK_THROWS_WITH_AS(from_json(bad), doctest::Contains("results[1]: missing key 'efficiency'"), std::runtime_error);
+  // A value of the wrong type names where it is and what it should be, never nlohmann's own text
+  // (a fuzzer found a schema given as an array leaking "[json.exception.type_error.302]").
+  const auto refused = [&](const std::function<void(nlohmann::json&)>& spoil) {
+    auto x = nlohmann::json::parse(j.dump());
+    spoil(x);
+    try {
+      from_json(x);
+    } catch (const std::runtime_error& err) {
+      return std::string(err.what());
+    }
+    return std::string("accepted");
+  };
+  std::string m = refused([](nlohmann::json& x) { x["schema"] = nlohmann::json::array({"ceiling/validation/1"}); });
+  CHECK(m == "validation results: top level.schema: expected a string, found an array");
+  m = refused([](nlohmann::json& x) { x["results"][0]["l2_flushed"] = "yes"; });
+  CHECK(m == "validation results: results[0].l2_flushed: expected true or false, found a string");
+  m = refused([](nlohmann::json& x) { x["results"][2]["time_s"]["repeats"] = 1e30; });
+  CHECK(m == "validation results: results[2].time_s.repeats: expected an integer, found 1e+30");
+  m = refused([](nlohmann::json& x) { x["results"][0]["size"]["n"] = "big"; });
+  CHECK(m == "validation results: results[0].size.n: expected a number, found a string");
+  m = refused([](nlohmann::json& x) { x["speedups"] = nlohmann::json::object(); });
+  CHECK(m == "validation results: top level.speedups: expected an array, found an object");
+  m = refused([](nlohmann::json& x) { x["overlap_fits"][0]["clamped"] = 1; });
+  CHECK(m == "validation results: overlap_fits[0].clamped: expected true or false, found 1");
 
   const auto path = std::filesystem::temp_directory_path() / "ceiling-test-validation.json";
   save_report(r, path);
