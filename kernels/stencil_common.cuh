@@ -1,7 +1,9 @@
 // What the stencil variants share (issue 11): the registered shape and the domain a sweep point
-// names, the grids on the device, fresh random input per seed, poisoned output, the three kernels
-// (plain: one pass per step; blocked: t steps fused in a shared-memory tile; tensor core: the same
-// tile, each step as FP64 mma.m8n8k4 products, kernels/stencil_plan.hpp) and the check against the
+// names, the grids on the device, fresh random input per seed, poisoned output, the four kernels
+// (plain: one pass per step; blocked: t steps fused in a shared-memory tile; streaming: t steps
+// fused while a section streams plane by plane through per-level rings in shared memory (2.5-D
+// blocking); tensor core: the blocked tile, each step as FP64 mma.m8n8k4 products,
+// kernels/stencil_plan.hpp) and the check against the
 // CPU reference (model/stencil_shape.hpp): the whole domain when it is small, else every output
 // scanned for the poison on the device and a sample of points (random, the faces and the corners)
 // against their light cones; norm-wise relative error <= 1e-12.
@@ -27,12 +29,14 @@
 namespace ceiling::kernels {
 namespace {
 
-enum class StencilMethod { plain, blocked, tensor_core };
+enum class StencilMethod { plain, blocked, tensor_core, streaming };
 
 __constant__ double c_weight[kMaxStencilPoints];
 __constant__ long long c_offset[kMaxStencilPoints];  // global linear offset dx + dy nx + dz nx ny
 __constant__ int c_soffset[kMaxStencilPoints];       // shared-memory offset dx + dy bx + dz bx by
 __constant__ int2 c_line[2 * kMaxStencilRadius + 1 > 0 ? (2 * kMaxStencilRadius + 1) * (2 * kMaxStencilRadius + 1) : 1];
+// The streaming kernel's [ring slot][point] offsets (kernels/stencil_plan.hpp, StencilStreamPlan).
+__constant__ int c_roff[(2 * kMaxStencilRadius + 1) * kMaxStencilPoints];
 const void* g_constants_owner = nullptr;
 
 struct Grid {
@@ -259,6 +263,116 @@ __global__ void __launch_bounds__(kStencilThreads)
   tile_store<Streaming>(out, A, g, t, box, gx0, gy0, gz0);
 }
 
+// --- 2.5-D streaming: march along the last axis, the steps pipelined through per-level rings --------
+// (kernels/stencil_plan.hpp, StencilStreamPlan). Axes: a = x, b = y (3-D only), m = the march axis.
+// Plane indices and in-plane offsets are 32-bit (the instance refuses domains where they are not):
+// the per-plane work of a block is a few cells per thread, so any 64-bit index arithmetic or modulo
+// per plane costs more than the stencil itself (ncu, H100: 112 warp instructions per cell-step in
+// the first version, most of them a 64-bit modulo for the ring slot).
+struct StreamTile {
+  int sx, sy, tx, ty, ra, rb, rm, ring, steps, chunk;
+  int na, nb, nm;        // extents on a, b, m
+  long long mstride;     // elements between consecutive march planes
+};
+
+template <int N, bool Streaming>
+__global__ void __launch_bounds__(kStreamThreads)
+    stencil_streaming_kernel(const double* __restrict__ in, double* __restrict__ out, StreamTile st, int npts) {
+  extern __shared__ double smem[];
+  constexpr int E = kStreamMaxCells / kStreamThreads;
+  const int tid = threadIdx.x;
+  const int P = st.sx * st.sy;
+  const int a0 = static_cast<int>(blockIdx.x) * st.tx - st.steps * st.ra;
+  const int b0 = static_cast<int>(blockIdx.y) * st.ty - st.steps * st.rb;
+  const int m0 = static_cast<int>(blockIdx.z) * st.chunk;
+  const int m1 = min(m0 + st.chunk, st.nm);
+  // Per cell of this thread (cell tid + kStreamThreads k of the section): its in-plane global offset
+  // and info = class (0 outside the domain, 1 fixed boundary, 2 interior) | depth << 2, depth being
+  // the last level the section's halo lets it compute; -1 where the section has no such cell.
+  int rel[E], info[E];
+#pragma unroll
+  for (int k = 0; k < E; ++k) {
+    const int i = tid + k * kStreamThreads;
+    rel[k] = 0;
+    info[k] = -1;
+    if (i < P) {
+      const int ca = i % st.sx, cb = i / st.sx;
+      const int ga = a0 + ca, gb = b0 + cb;
+      const bool inside = ga >= 0 && ga < st.na && gb >= 0 && gb < st.nb;
+      const bool inner = ga >= st.ra && ga < st.na - st.ra && gb >= st.rb && gb < st.nb - st.rb;
+      const int da = st.ra ? min(ca, st.sx - 1 - ca) / st.ra : 64;
+      const int db = st.rb ? min(cb, st.sy - 1 - cb) / st.rb : 64;
+      info[k] = (inside ? (inner ? 2 : 1) : 0) | (min(min(da, db), 64) << 2);
+      rel[k] = inside ? gb * st.na + ga : 0;
+    }
+  }
+  const int p_begin = m0 - st.steps * st.rm, p_end = m1 + st.steps * st.rm;
+  double pre[E];
+  {
+    const bool pin = p_begin >= 0 && p_begin < st.nm;
+    const double* src = in + static_cast<long long>(p_begin) * st.mstride;
+#pragma unroll
+    for (int k = 0; k < E; ++k) pre[k] = pin && info[k] > 0 && (info[k] & 3) ? __ldg(src + rel[k]) : 0.0;
+  }
+  const int level_stride = st.ring * P;
+  int slot = p_begin % st.ring;  // the ring slot of plane p (kept in [0, ring))
+  if (slot < 0) slot += st.ring;
+  for (int p = p_begin; p < p_end; ++p) {
+    double* lvl0 = smem + slot * P;
+#pragma unroll
+    for (int k = 0; k < E; ++k)
+      if (info[k] >= 0) lvl0[tid + k * kStreamThreads] = pre[k];
+    if (p + 1 < p_end) {  // the next plane's loads fly while this plane's levels compute
+      const bool pin = p + 1 >= 0 && p + 1 < st.nm;
+      const double* src = in + static_cast<long long>(p + 1) * st.mstride;
+#pragma unroll
+      for (int k = 0; k < E; ++k) pre[k] = pin && info[k] > 0 && (info[k] & 3) ? __ldg(src + rel[k]) : 0.0;
+    }
+    __syncthreads();
+    int back = 0;  // (s rm) mod ring
+    for (int s = 1; s <= st.steps; ++s) {
+      back += st.rm;
+      if (back >= st.ring) back -= st.ring;
+      const int q = p - s * st.rm;
+      const int reach = (st.steps - s) * st.rm;
+      if (q >= m0 - reach && q < m1 + reach) {  // uniform over the block
+        const int qcls = q >= 0 && q < st.nm ? (q >= st.rm && q < st.nm - st.rm ? 2 : 1) : 0;
+        int rot = slot - back;
+        if (rot < 0) rot += st.ring;
+        const double* src = smem + (s - 1) * level_stride;
+        double* dst = smem + s * level_stride + rot * P;
+        double* gout = out + static_cast<long long>(q) * st.mstride;
+        const bool write = s == st.steps && q >= m0 && q < m1;
+        const int* ro = c_roff + rot * npts;
+#pragma unroll
+        for (int k = 0; k < E; ++k) {
+          if (info[k] < 0 || (info[k] >> 2) < s) continue;
+          const int l = tid + k * kStreamThreads;
+          const int c = min(info[k] & 3, qcls);
+          double v;
+          if (c == 2) {
+            v = 0.0;
+            if constexpr (N > 0) {
+#pragma unroll
+              for (int j = 0; j < N; ++j) v = fma(c_weight[j], src[l + ro[j]], v);
+            } else {
+#pragma unroll 4
+              for (int j = 0; j < npts; ++j) v = fma(c_weight[j], src[l + ro[j]], v);
+            }
+          } else {
+            v = c == 1 ? src[rot * P + l] : 0.0;
+          }
+          if (s < st.steps) dst[l] = v;
+          else if (write && c > 0) store_stream<Streaming>(gout + rel[k], v);
+        }
+      }
+      if (s < st.steps) __syncthreads();
+    }
+    if (st.steps == 1) __syncthreads();  // the next plane's level 0 overwrites a plane this one read
+    if (++slot == st.ring) slot = 0;
+  }
+}
+
 __global__ void count_nan_kernel(const double* __restrict__ p, long long n, unsigned long long* count) {
   unsigned long long c = 0;
   for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
@@ -305,6 +419,33 @@ void launch_blocked_n(dim3 grid, size_t smem, cudaStream_t st, const double* in,
   stencil_blocked_kernel<N, S><<<grid, dim3(32, 8), smem, st>>>(in, out, g, t, npts);
 }
 
+template <int N, bool S>
+void launch_streaming_n(dim3 grid, size_t smem, cudaStream_t st, const double* in, double* out, const StreamTile& t,
+                        int npts) {
+  static bool configured = false;
+  if (!configured) {
+    CUDA_CHECK(cudaFuncSetAttribute(stencil_streaming_kernel<N, S>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    227 * 1024));
+    configured = true;
+  }
+  stencil_streaming_kernel<N, S><<<grid, kStreamThreads, smem, st>>>(in, out, t, npts);
+}
+
+// Blocks of the streaming kernel for this many points that fit one SM at this shared memory.
+inline int streaming_blocks_per_sm(int npts, size_t smem) {
+  const void* k = npts == 5    ? reinterpret_cast<const void*>(stencil_streaming_kernel<5, true>)
+                  : npts == 7  ? reinterpret_cast<const void*>(stencil_streaming_kernel<7, true>)
+                  : npts == 9  ? reinterpret_cast<const void*>(stencil_streaming_kernel<9, true>)
+                  : npts == 13 ? reinterpret_cast<const void*>(stencil_streaming_kernel<13, true>)
+                  : npts == 27 ? reinterpret_cast<const void*>(stencil_streaming_kernel<27, true>)
+                  : npts == 49 ? reinterpret_cast<const void*>(stencil_streaming_kernel<49, true>)
+                               : reinterpret_cast<const void*>(stencil_streaming_kernel<0, true>);
+  CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
+  int n = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, kStreamThreads, smem));
+  return n;
+}
+
 template <StencilMethod M>  // a template so that each variant's file compiles only its own kernels
 class StencilInstance : public KernelInstance {
  public:
@@ -327,7 +468,33 @@ class StencilInstance : public KernelInstance {
       weights_[p] = q.weight;
       offsets_[p] = q.dx + q.dy * dom_.nx + q.dz * dom_.nx * dom_.ny;
     }
-    if (M != StencilMethod::plain) {
+    if (M == StencilMethod::streaming) {
+      // Two or more blocks per SM when the rings fit 100 KiB; else the opt-in 227 KiB.
+      // Planned twice: the section first (for its shared memory), then the chunks for the blocks
+      // that this kernel fits per SM at that shared memory (one wave, no tail, where it can).
+      const std::int64_t sms = current_sm_count();
+      std::size_t limit = 100 * 1024;
+      try {
+        stream_ = plan_stencil_streaming(shape_, dom_, steps_, 8 * sms, limit);
+      } catch (const std::invalid_argument&) {
+        limit = 226 * 1024;
+        stream_ = plan_stencil_streaming(shape_, dom_, steps_, 8 * sms, limit);
+      }
+      const int per_sm = streaming_blocks_per_sm(shape_.size(), stream_.smem_bytes);
+      stream_ = plan_stencil_streaming(shape_, dom_, steps_, sms * std::max(1, per_sm), limit);
+      if (stream_.blocks_b > 65535 || stream_.chunks > 65535 || stream_.blocks_a > 2147483647LL)
+        throw std::invalid_argument("stencil: domain " + dom_.text() + " needs too many streaming blocks");
+      const std::int64_t plane = dom_.dims == 3 ? dom_.nx * dom_.ny : dom_.nx;
+      const std::int64_t planes = dom_.dims == 3 ? dom_.nz : dom_.ny;
+      if (plane + 64 * stream_.sx > 2147483647LL || planes + 64 * stream_.chunk > 2147483647LL)
+        throw std::invalid_argument("stencil streaming: domain " + dom_.text() +
+                                    " has more than 2^31 cells per plane or planes (32-bit indices)");
+      st_ = StreamTile{stream_.sx, stream_.sy, stream_.tx, stream_.ty, stream_.ra, stream_.rb, stream_.rm, stream_.ring,
+                       steps_, stream_.chunk, static_cast<int>(dom_.nx), static_cast<int>(dom_.dims == 3 ? dom_.ny : 1),
+                       static_cast<int>(dom_.dims == 3 ? dom_.nz : dom_.ny), dom_.dims == 3 ? dom_.nx * dom_.ny : dom_.nx};
+      launch_grid_ = dim3(static_cast<unsigned>(stream_.blocks_a), static_cast<unsigned>(stream_.blocks_b),
+                          static_cast<unsigned>(stream_.chunks));
+    } else if (M != StencilMethod::plain) {
       // Two blocks per SM when a tile fits 100 KiB; else one block with the opt-in 227 KiB (deep 3-D
       // fusion on tensor cores: the padded tile of 3d7pt at t = 3 needs 144 KiB).
       try {
@@ -388,6 +555,8 @@ class StencilInstance : public KernelInstance {
       }
     } else if constexpr (M == StencilMethod::blocked) {
       streaming_ ? blocked(true, stream, npts) : blocked(false, stream, npts);
+    } else if constexpr (M == StencilMethod::streaming) {
+      streaming_ ? marching<true>(stream, npts) : marching<false>(stream, npts);
     } else {
       static bool configured[2] = {false, false};
       auto kernel = streaming_ ? stencil_tensor_core_kernel<true> : stencil_tensor_core_kernel<false>;
@@ -453,7 +622,11 @@ class StencilInstance : public KernelInstance {
     return v;
   }
 
-  std::string tile_text() const { return M == StencilMethod::plain ? std::string("one point per thread") : tile_.text(); }
+  std::string tile_text() const {
+    if constexpr (M == StencilMethod::plain) return "one point per thread";
+    else if constexpr (M == StencilMethod::streaming) return stream_.text();
+    else return tile_.text();
+  }
 
  private:
   void upload_constants(cudaStream_t stream) {
@@ -464,6 +637,9 @@ class StencilInstance : public KernelInstance {
                                        cudaMemcpyHostToDevice, stream));
     if (!soffsets_.empty())
       CUDA_CHECK(cudaMemcpyToSymbolAsync(c_soffset, soffsets_.data(), soffsets_.size() * sizeof(int), 0,
+                                         cudaMemcpyHostToDevice, stream));
+    if (!stream_.offsets.empty())
+      CUDA_CHECK(cudaMemcpyToSymbolAsync(c_roff, stream_.offsets.data(), stream_.offsets.size() * sizeof(int), 0,
                                          cudaMemcpyHostToDevice, stream));
     if (!lines_.empty())
       CUDA_CHECK(cudaMemcpyToSymbolAsync(c_line, lines_.data(), lines_.size() * sizeof(int2), 0, cudaMemcpyHostToDevice,
@@ -500,6 +676,19 @@ class StencilInstance : public KernelInstance {
     }
   }
   void blocked(bool s, cudaStream_t st, int npts) { s ? blocked_t<true>(st, npts) : blocked_t<false>(st, npts); }
+  template <bool S>
+  void marching(cudaStream_t st, int npts) {
+    const size_t sm = stream_.smem_bytes;
+    switch (npts) {
+      case 5: launch_streaming_n<5, S>(launch_grid_, sm, st, in_.data(), out_.data(), st_, npts); break;
+      case 7: launch_streaming_n<7, S>(launch_grid_, sm, st, in_.data(), out_.data(), st_, npts); break;
+      case 9: launch_streaming_n<9, S>(launch_grid_, sm, st, in_.data(), out_.data(), st_, npts); break;
+      case 13: launch_streaming_n<13, S>(launch_grid_, sm, st, in_.data(), out_.data(), st_, npts); break;
+      case 27: launch_streaming_n<27, S>(launch_grid_, sm, st, in_.data(), out_.data(), st_, npts); break;
+      case 49: launch_streaming_n<49, S>(launch_grid_, sm, st, in_.data(), out_.data(), st_, npts); break;
+      default: launch_streaming_n<0, S>(launch_grid_, sm, st, in_.data(), out_.data(), st_, npts); break;
+    }
+  }
 
   // ~16k random points, 8 per corner region and a band along every face (where the fixed boundary
   // and the tiles' edges meet), without repeats.
@@ -533,6 +722,8 @@ class StencilInstance : public KernelInstance {
   Tile t_{};
   StencilTile tile_;
   StencilTensorCorePlan tc_;
+  StencilStreamPlan stream_;
+  StreamTile st_{};
   dim3 launch_grid_;
   gpu::DeviceBuffer<double> in_, out_, other_, fragments_;
   std::vector<double> weights_;

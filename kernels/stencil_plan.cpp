@@ -112,4 +112,90 @@ StencilTile plan_stencil_tile(const StencilShape& s, int steps, bool tensor_core
   return best;
 }
 
+std::string StencilStreamPlan::text() const {
+  char buf[200];
+  if (dims == 3)
+    std::snprintf(buf, sizeof buf, "%dx%d section (core %dx%d), ring %d x %d levels, %.1f KiB shared, chunk %d, %.2f loads/point",
+                  sx, sy, tx, ty, ring, steps, smem_bytes / 1024.0, chunk, load_ratio);
+  else
+    std::snprintf(buf, sizeof buf, "%d-wide section (core %d), ring %d x %d levels, %.1f KiB shared, chunk %d, %.2f loads/point",
+                  sx, tx, ring, steps, smem_bytes / 1024.0, chunk, load_ratio);
+  return buf;
+}
+
+StencilStreamPlan plan_stencil_streaming(const StencilShape& s, const StencilDomain& d, int steps,
+                                         std::int64_t resident_blocks, std::size_t smem_limit) {
+  if (steps < 1) throw std::invalid_argument("stencil streaming: steps must be >= 1");
+  if (resident_blocks < 1) throw std::invalid_argument("stencil streaming: resident_blocks must be >= 1");
+  const StencilRadii r = stencil_radii(s);
+  StencilStreamPlan best;
+  best.dims = s.dims;
+  best.steps = steps;
+  best.ra = r.x;
+  best.rb = s.dims == 3 ? r.y : 0;
+  best.rm = s.dims == 3 ? r.z : r.y;
+  best.ring = 2 * best.rm + 1;
+  const std::int64_t na = d.nx, nb = s.dims == 3 ? d.ny : 1, nm = s.dims == 3 ? d.nz : d.ny;
+  std::vector<std::array<int, 2>> candidates;
+  if (s.dims == 2) candidates = {{512, 1}, {256, 1}, {128, 1}, {64, 1}};
+  else candidates = {{32, 32}, {64, 16}, {16, 64}, {32, 16}, {16, 16}};
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (const auto& c : candidates) {
+    const int tx = c[0] - 2 * steps * best.ra, ty = c[1] - 2 * steps * best.rb;
+    if (tx < 1 || ty < 1) continue;
+    if (s.dims == 2 && 2 * tx < c[0]) continue;  // a core of less than half the section: too much halo
+    const std::size_t smem = sizeof(double) * static_cast<std::size_t>(steps) * best.ring * c[0] * c[1];
+    if (smem > smem_limit) continue;
+    // 2-D: the first fitting width (the widest); 3-D: the fewest cells per output.
+    const double cost = s.dims == 2 ? 0.0 : static_cast<double>(c[0]) * c[1] / (static_cast<double>(tx) * ty);
+    if (cost < best_cost) {
+      best_cost = cost;
+      best.sx = c[0];
+      best.sy = c[1];
+      best.tx = tx;
+      best.ty = ty;
+      best.smem_bytes = smem;
+      if (s.dims == 2) break;
+    }
+  }
+  if (best.sx == 0)
+    throw std::invalid_argument("stencil " + s.name + ": no streaming section for " + std::to_string(steps) +
+                                " fused steps fits " + std::to_string(smem_limit / 1024) + " KiB (" +
+                                std::to_string(steps) + " levels x " + std::to_string(best.ring) +
+                                " planes, halo " + std::to_string(steps) + " x radius per side)");
+  best.blocks_a = (na + best.tx - 1) / best.tx;
+  best.blocks_b = (nb + best.ty - 1) / best.ty;
+  // Chunks per column: the count whose blocks fill whole waves of `resident_blocks` best, each
+  // chunk's warm-up (2 steps r_march planes, loaded and computed again) counted as lost time.
+  const std::int64_t columns = best.blocks_a * best.blocks_b;
+  double best_score = -1;
+  for (std::int64_t want = 1; want <= std::min<std::int64_t>(nm, 256); ++want) {
+    const std::int64_t chunk = (nm + want - 1) / want;
+    const std::int64_t chunks = (nm + chunk - 1) / chunk;
+    const std::int64_t blocks = columns * chunks;
+    const std::int64_t waves = (blocks + resident_blocks - 1) / resident_blocks;
+    const double fill = static_cast<double>(blocks) / static_cast<double>(waves * resident_blocks);
+    const double useful = static_cast<double>(chunk) / static_cast<double>(chunk + 2 * steps * best.rm);
+    const double score = std::min(1.0, fill) * useful;
+    if (score > best_score + 1e-9) {
+      best_score = score;
+      best.chunk = static_cast<int>(chunk);
+      best.chunks = chunks;
+    }
+  }
+  const std::int64_t chunk = best.chunk;
+  best.load_ratio = static_cast<double>(best.sx) * best.sy * static_cast<double>(chunk + 2 * steps * best.rm) /
+                    (static_cast<double>(best.tx) * best.ty * static_cast<double>(chunk));
+  const int plane = best.sx * best.sy;
+  best.offsets.assign(static_cast<std::size_t>(best.ring) * s.points.size(), 0);
+  for (int rot = 0; rot < best.ring; ++rot)
+    for (std::size_t p = 0; p < s.points.size(); ++p) {
+      const auto& q = s.points[p];
+      const int dm = s.dims == 3 ? q.dz : q.dy, db = s.dims == 3 ? q.dy : 0;
+      const int slot = ((rot + dm) % best.ring + best.ring) % best.ring;
+      best.offsets[static_cast<std::size_t>(rot) * s.points.size() + p] = slot * plane + q.dx + db * best.sx;
+    }
+  return best;
+}
+
 }  // namespace ceiling::kernels

@@ -13,6 +13,7 @@
 // 3d7pt 0.117, 3d27pt 0.25.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,5 +53,42 @@ StencilTensorCorePlan plan_stencil_tensor_core(const StencilShape& s);
 // 32x8x8, 32x8x4, 32x4x4, 16x8x4), the one with the fewest loaded cells per output whose shared
 // memory fits `smem_limit`; throws std::invalid_argument naming the shape and steps when none fits.
 StencilTile plan_stencil_tile(const StencilShape& s, int steps, bool tensor_core, std::size_t smem_limit);
+
+// The 2.5-D streaming kernel (temporal blocking without the 3-D tile's halo on every axis, in the
+// spirit of EBISU/AN5D): a block owns a section of the cross-plane axes (2-D: an x segment; 3-D: an
+// x-y rectangle), with a halo of steps x radius on those axes, and marches along the last axis (the
+// "march" axis: y in 2-D, z in 3-D) over a chunk of it. Per level s = 0..steps-1 it keeps a ring of
+// 2 r_march + 1 planes of the section in shared memory: each new input plane p fills level 0, then
+// level s computes its plane p - s r_march from level s-1, and level `steps` is written to the output.
+// Every cell is loaded once per chunk (plus 2 steps r_march warm-up planes and the section halo),
+// and each step costs one pass over the section, so the redundant work is the section halo only.
+struct StencilStreamPlan {
+  int dims = 2;
+  int sx = 0, sy = 1;          // section extents (core + 2 steps r on each cross axis)
+  int tx = 0, ty = 1;          // core: outputs per plane per block
+  int ra = 0, rb = 0, rm = 0;  // radii on the section's x, the section's y (3-D only) and the march axis
+  int ring = 1;                // planes kept per level: 2 rm + 1
+  int steps = 1;
+  int chunk = 0;               // march-axis outputs per block
+  std::int64_t blocks_a = 0, blocks_b = 1, chunks = 0;  // launch grid: section columns (x, y) and chunks
+  std::size_t smem_bytes = 0;  // steps levels x ring planes x sx sy doubles
+  double load_ratio = 0;       // cells loaded per output point: sx sy (chunk + 2 steps rm) / (tx ty chunk)
+  // [rot][point]: where point p of the shape sits for an output in ring slot `rot`, relative to the
+  // output's cell in its own plane: mod(rot + d_march, ring) sx sy + d_x + d_y sx (3-D) .
+  std::vector<int> offsets;
+  int cells() const { return sx * sy; }
+  std::string text() const;  // "512-wide section (core 506), ring 3 x 3 levels, 36.0 KiB, chunk 153, 1.05 loads/point"
+};
+constexpr int kStreamThreads = 128;
+constexpr int kStreamMaxCells = 8 * kStreamThreads;  // 8 cells per thread per plane (registers)
+
+// The section for this shape, domain and steps: 2-D, the widest section of 512, 256, 128, 64 cells
+// whose core keeps at least half of it; 3-D, the (sx, sy) of 32x32, 64x16, 16x64, 32x16, 16x16 with
+// the fewest loaded cells per output; both within `smem_limit`. The march axis is cut into the
+// number of chunks (1..256) whose blocks fill whole waves of `resident_blocks` (SMs x blocks per
+// SM) best, each chunk's warm-up (2 steps r_march planes) counted as lost. Throws
+// std::invalid_argument naming the shape and steps when no section fits.
+StencilStreamPlan plan_stencil_streaming(const StencilShape& s, const StencilDomain& d, int steps,
+                                         std::int64_t resident_blocks, std::size_t smem_limit);
 
 }  // namespace ceiling::kernels

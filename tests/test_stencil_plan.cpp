@@ -83,3 +83,123 @@ TEST_CASE("shared-memory tiles: halo t x radius, within the limit, the fewest lo
   CHECK_THROWS_AS(plan_stencil_tile(*find_builtin_stencil_shape("2d49pt"), 4, true, 16 * 1024), std::invalid_argument);
   CHECK_THROWS_AS(plan_stencil_tile(s5, 0, false, 100 * 1024), std::invalid_argument);
 }
+
+namespace {
+
+// The streaming kernel's algorithm on the CPU, block by block and level by level as the kernel runs
+// it between barriers (kernels/stencil_common.cuh, stencil_streaming_kernel): rings of `ring` planes
+// per level, the plan's [slot][point] offsets, level `steps` written to the output.
+std::vector<double> emulate_streaming(const StencilShape& s, const StencilDomain& d, int steps,
+                                      const StencilStreamPlan& pl, const std::vector<double>& in) {
+  std::vector<double> out(in.size(), std::nan(""));
+  const std::int64_t na = d.nx, nb = s.dims == 3 ? d.ny : 1, nm = s.dims == 3 ? d.nz : d.ny;
+  const std::int64_t mstride = s.dims == 3 ? d.nx * d.ny : d.nx;
+  const int P = pl.cells(), npts = s.size();
+  std::vector<double> smem(static_cast<size_t>(steps) * pl.ring * P, std::nan(""));
+  const auto slot = [&](std::int64_t p) { return static_cast<int>(((p % pl.ring) + pl.ring) % pl.ring); };
+  for (std::int64_t bz = 0; bz < pl.chunks; ++bz)
+    for (std::int64_t by = 0; by < pl.blocks_b; ++by)
+      for (std::int64_t bx = 0; bx < pl.blocks_a; ++bx) {
+        const std::int64_t a0 = bx * pl.tx - steps * pl.ra, b0 = by * pl.ty - steps * pl.rb;
+        const std::int64_t m0 = bz * pl.chunk, m1 = std::min<std::int64_t>(m0 + pl.chunk, nm);
+        std::vector<int> cls(P), depth(P);
+        std::vector<std::int64_t> rel(P);
+        for (int i = 0; i < P; ++i) {
+          const int ca = i % pl.sx, cb = i / pl.sx;
+          const std::int64_t ga = a0 + ca, gb = b0 + cb;
+          const bool inside = ga >= 0 && ga < na && gb >= 0 && gb < nb;
+          const bool inner = ga >= pl.ra && ga < na - pl.ra && gb >= pl.rb && gb < nb - pl.rb;
+          cls[i] = inside ? (inner ? 2 : 1) : 0;
+          depth[i] = std::min(pl.ra ? std::min(ca, pl.sx - 1 - ca) / pl.ra : 64, pl.rb ? std::min(cb, pl.sy - 1 - cb) / pl.rb : 64);
+          rel[i] = gb * na + ga;
+        }
+        for (std::int64_t p = m0 - steps * pl.rm; p < m1 + steps * pl.rm; ++p) {
+          for (int i = 0; i < P; ++i)
+            smem[static_cast<size_t>(slot(p)) * P + i] =
+                cls[i] && p >= 0 && p < nm ? in[static_cast<size_t>(p * mstride + rel[i])] : 0.0;
+          for (int lv = 1; lv <= steps; ++lv) {
+            const std::int64_t q = p - lv * pl.rm;
+            if (q < m0 - (steps - lv) * pl.rm || q >= m1 + (steps - lv) * pl.rm) continue;
+            const int qcls = q >= 0 && q < nm ? (q >= pl.rm && q < nm - pl.rm ? 2 : 1) : 0;
+            const int rot = slot(q);
+            const double* src = smem.data() + static_cast<size_t>(lv - 1) * pl.ring * P;
+            for (int l = 0; l < P; ++l) {
+              if (depth[l] < lv) continue;
+              const int c = std::min(cls[l], qcls);
+              double v = 0.0;
+              if (c == 2)
+                for (int j = 0; j < npts; ++j)
+                  v = std::fma(s.points[j].weight, src[l + pl.offsets[static_cast<size_t>(rot) * npts + j]], v);
+              else if (c == 1)
+                v = src[rot * P + l];
+              if (lv < steps) smem[(static_cast<size_t>(lv) * pl.ring + rot) * P + l] = v;
+              else if (c > 0 && q >= m0 && q < m1) out[static_cast<size_t>(q * mstride + rel[l])] = v;
+            }
+          }
+        }
+      }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("streaming sections: core plus t x radius, rings of 2r + 1 planes, the kernel's algorithm reproduces the reference") {
+  const StencilShape& s5 = *find_builtin_stencil_shape("2d5pt");
+  const StencilShape& s7 = *find_builtin_stencil_shape("3d7pt");
+  // The measured cases: 9000^2 and 512^3 at three steps on 132 SMs, 6 and 3 blocks per SM.
+  const StencilStreamPlan p2 = plan_stencil_streaming(s5, parse_stencil_domain("9000x9000"), 3, 6 * 132, 100 * 1024);
+  CHECK(p2.sx == 512);
+  CHECK(p2.tx == 506);
+  CHECK(p2.ring == 3);
+  CHECK(p2.smem_bytes == 3 * 3 * 512 * 8);
+  CHECK(p2.blocks_a == 18);
+  CHECK(p2.chunks * p2.chunk >= 9000);
+  // Whole waves: 18 columns x 44 chunks = 792 blocks = one wave of 6 x 132.
+  CHECK(p2.chunks == 44);
+  CHECK(p2.blocks_a * p2.chunks == 792);
+  CHECK(p2.load_ratio == doctest::Approx(512.0 / 506 * (p2.chunk + 6.0) / p2.chunk));
+  const StencilStreamPlan p3 = plan_stencil_streaming(s7, parse_stencil_domain("512x512x512"), 3, 3 * 132, 100 * 1024);
+  CHECK(p3.sx == 32);
+  CHECK(p3.sy == 32);
+  CHECK(p3.tx == 26);
+  CHECK(p3.ty == 26);
+  CHECK(p3.smem_bytes == 3 * 3 * 32 * 32 * 8);
+  // 400 columns on 396 resident blocks: more chunks (several waves) beat a 2-wave tail of 4 blocks.
+  CHECK(p3.blocks_a * p3.blocks_b == 400);
+  const double fill3 = static_cast<double>(400 * p3.chunks) / (std::ceil(400.0 * p3.chunks / 396) * 396);
+  CHECK(fill3 > 0.9);
+  // Offsets: point p of ring slot rot sits at mod(rot + dz, 3) planes, dx + dy sx cells away.
+  for (int rot = 0; rot < 3; ++rot)
+    for (int j = 0; j < s7.size(); ++j) {
+      const auto& q = s7.points[j];
+      CHECK(p3.offsets[rot * s7.size() + j] == ((rot + q.dz + 3) % 3) * 1024 + q.dx + q.dy * 32);
+    }
+  // Too many steps for the limit: refused, naming the shape and steps.
+  CHECK_THROWS_WITH_AS(plan_stencil_streaming(s7, parse_stencil_domain("64x64x64"), 12, 396, 100 * 1024),
+                       doctest::Contains("3d7pt: no streaming section for 12 fused steps"), std::invalid_argument);
+  CHECK_THROWS_AS(plan_stencil_streaming(s5, parse_stencil_domain("64x64"), 0, 396, 100 * 1024), std::invalid_argument);
+  CHECK_THROWS_AS(plan_stencil_streaming(s5, parse_stencil_domain("64x64"), 1, 0, 100 * 1024), std::invalid_argument);
+
+  // The algorithm, emulated, against the CPU reference: every built-in shape, 1-3 steps, odd
+  // domains, a small SM count so that several chunks and columns meet.
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (const auto& s : builtin_stencil_shapes()) {
+    const StencilDomain d = parse_stencil_domain(s.dims == 2 ? "611x203" : "67x41x37");
+    std::vector<double> in(static_cast<size_t>(d.points()));
+    for (auto& x : in) x = u(rng);
+    for (int t = 1; t <= 3; ++t) {
+      const StencilStreamPlan pl = plan_stencil_streaming(s, d, t, 7, 226 * 1024);
+      INFO(s.name << " t=" << t << " " << pl.text());
+      CHECK((pl.chunks > 1 || pl.chunk == (s.dims == 3 ? 37 : 203)));
+      const std::vector<double> got = emulate_streaming(s, d, t, pl, in);
+      const std::vector<double> ref = stencil_reference(s, d, in.data(), t);
+      double worst = 0, norm = 0;
+      for (size_t i = 0; i < ref.size(); ++i) {
+        worst = std::max(worst, std::isnan(got[i]) ? INFINITY : std::abs(got[i] - ref[i]));
+        norm = std::max(norm, std::abs(ref[i]));
+      }
+      CHECK(worst <= 1e-12 * norm);
+    }
+  }
+}

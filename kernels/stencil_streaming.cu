@@ -1,0 +1,31 @@
+// Stencil on CUDA cores, 2.5-D streaming with temporal blocking (the EBISU/AN5D role, issue 11):
+// a block owns an x segment (2-D) or x-y rectangle (3-D) with a halo of t x radius, marches along
+// the last axis over a chunk of it and pipelines the t steps through per-level rings of 2r + 1
+// planes in shared memory (kernels/stencil_plan.hpp, StencilStreamPlan). The grid is read and
+// written once for t steps (the kind's Q); the redundant work is the section's halo, not a halo on
+// every axis as in `blocked`.
+#include <memory>
+
+#include "stencil_common.cuh"
+
+namespace ceiling::kernels {
+namespace {
+
+KernelVariant streaming_variant() {
+  KernelVariant v;
+  v.kind = "stencil";
+  v.implementation = "streaming";
+  v.unit = ComputeUnit::cuda_core;
+  v.precision = Precision::fp64;
+  v.description = "2.5-D: march along the last axis, t steps pipelined through shared-memory rings, DFMA";
+  v.create = [](const KernelParams& params, const RunContext& ctx) -> std::unique_ptr<KernelInstance> {
+    return std::make_unique<StencilInstance<StencilMethod::streaming>>(params, ctx);
+  };
+  v.sass = {{"stencil_streaming_kernel", "DFMA", "DMMA"}};
+  return v;
+}
+
+const Registrar stencil_streaming{streaming_variant()};
+
+}  // namespace
+}  // namespace ceiling::kernels
