@@ -1,7 +1,7 @@
-// Stencil on CUDA cores, one pass per step (the Brick role, issue 11): K points per thread along the
-// outer axis (y in 2-D, z in 3-D; K = 8 up to 13 points, else 4), all loads of an interior column
-// issued before its FMAs, the shape's weights and offsets in constant memory (the built-in sizes
-// fully unrolled), the neighbours' reuse left to L1 and L2; t steps are t launches (in -> out -> other -> out ...), so
+// Stencil on CUDA cores, one pass per step (the Brick role, issue 11): 2-D shapes of radius 1 and
+// boxes walk the shape by columns, 8 rows per thread, each shared row loaded once into registers;
+// other shapes (3-D, long stars) one point per thread with every load of the point in flight; the
+// weights and offsets in constant memory, the neighbours' reuse across threads left to L1 and L2; t steps are t launches (in -> out -> other -> out ...), so
 // its traffic is t times the kind's (read and write the grid once per step).
 #include <memory>
 
@@ -16,7 +16,7 @@ KernelVariant plain_variant() {
   v.implementation = "plain";
   v.unit = ComputeUnit::cuda_core;
   v.precision = Precision::fp64;
-  v.description = "K points per thread along y (2-D) or z (3-D), weights in constant memory, one launch per step";
+  v.description = "2-D radius-1 and box shapes: 8 rows per thread by columns; others: one point per thread; one launch per step";
   v.adjust_model = [](const KernelParams& params, KernelModel k) {
     const double t = params.count("steps") ? params.at("steps") : 1.0;  // each step reads and writes the grid
     k.traffic_bytes *= t;
@@ -28,7 +28,7 @@ KernelVariant plain_variant() {
   v.create = [](const KernelParams& params, const RunContext& ctx) -> std::unique_ptr<KernelInstance> {
     return std::make_unique<StencilInstance<StencilMethod::plain>>(params, ctx);
   };
-  v.sass = {{"stencil_plain_kernel", "DFMA", "DMMA"}};
+  v.sass = {{"stencil_plain_kernel", "DFMA", "DMMA"}, {"stencil_plain_point_kernel", "DFMA", "DMMA"}};
   return v;
 }
 
