@@ -520,232 +520,39 @@ ojson to_json(const ValidationReport& r) {
   return j;
 }
 
-namespace {
-
-const nlohmann::json& need(const nlohmann::json& j, const char* key, const std::string& where) {
-  if (!j.is_object() || !j.contains(key))
-    throw std::runtime_error("validation results: " + where + ": missing key '" + key + "'");
-  return j.at(key);
-}
-// What a value of type T is called in an error, and whether a JSON value is one (checked before
-// any conversion, so no message of nlohmann's insides ever reaches the user).
-template <class T>
-const char* type_word() {
-  if constexpr (std::is_same_v<T, std::string>) return "a string";
-  else if constexpr (std::is_same_v<T, bool>) return "true or false";
-  else if constexpr (std::is_integral_v<T>) return "an integer";
-  else return "a number";
-}
-template <class T>
-bool holds(const nlohmann::json& v) {
-  if constexpr (std::is_same_v<T, std::string>) return v.is_string();
-  else if constexpr (std::is_same_v<T, bool>) return v.is_boolean();
-  else if constexpr (std::is_integral_v<T>) {
-    if (!v.is_number()) return false;
-    const double x = v.get<double>();
-    return std::isfinite(x) && x == std::floor(x) && x >= double(std::numeric_limits<T>::min()) &&
-           x <= double(std::numeric_limits<T>::max());
-  } else return v.is_number();
-}
-std::string json_type_word(const nlohmann::json& v) {
-  if (v.is_string()) return "a string";
-  if (v.is_boolean()) return "a boolean";
-  if (v.is_number()) return "a number";
-  if (v.is_array()) return "an array";
-  if (v.is_object()) return "an object";
-  return "null";
-}
-template <class T>
-T convert(const nlohmann::json& v, const std::string& where, const char* key) {
-  if (!holds<T>(v))
-    throw std::runtime_error("validation results: " + where + "." + key + ": expected " + type_word<T>() + ", found " +
-                             (v.is_number() ? v.dump() : json_type_word(v)));
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return static_cast<T>(v.get<double>());
-  else return v.get<T>();
-}
-template <class T>
-T get(const nlohmann::json& j, const char* key, const std::string& where) {
-  return convert<T>(need(j, key, where), where, key);
-}
-template <class T>
-T opt(const nlohmann::json& j, const char* key, T fallback, const std::string& where) {
-  if (!j.is_object() || !j.contains(key) || j.at(key).is_null()) return fallback;
-  return convert<T>(j.at(key), where, key);
-}
-// A list the file must hold: present and an array.
-const nlohmann::json& need_array(const nlohmann::json& j, const char* key, const std::string& where) {
-  const auto& v = need(j, key, where);
-  if (!v.is_array())
-    throw std::runtime_error("validation results: " + where + "." + key + ": expected an array, found " +
-                             json_type_word(v));
-  return v;
-}
-std::map<std::string, double> size_from(const nlohmann::json& j, const std::string& where) {
-  const auto& s = need(j, "size", where);
-  if (!s.is_object()) throw std::runtime_error("validation results: " + where + ".size: not an object");
-  std::map<std::string, double> out;
-  for (auto it = s.begin(); it != s.end(); ++it) out[it.key()] = convert<double>(it.value(), where + ".size", it.key().c_str());
-  return out;
-}
-
-}  // namespace
-
-ValidationReport from_json(const nlohmann::json& j) {
-  ValidationReport r;
-  r.schema = get<std::string>(j, "schema", "top level");
-  if (r.schema != kValidationSchema)
-    throw std::runtime_error("validation results: schema '" + r.schema + "', expected '" + kValidationSchema + "'");
-  r.tool_version = get<std::string>(j, "tool_version", "top level");
-  r.date = get<std::string>(j, "date", "top level");
-  r.command_line = get<std::string>(j, "command_line", "top level");
-  const auto& d = need(j, "device", "top level");
-  r.device.name = get<std::string>(d, "name", "device");
-  r.device.uuid = get<std::string>(d, "uuid", "device");
-  r.device.sm_count = get<int>(d, "sm_count", "device");
-  r.device.compute_capability = get<std::string>(d, "compute_capability", "device");
-  r.device.driver = get<std::string>(d, "driver", "device");
-  r.device.cuda_version = get<std::string>(d, "cuda_version", "device");
-  r.device.l2_bytes = opt<double>(d, "l2_bytes", 0.0, "device");
-  r.sm_clock_hz = get<double>(j, "sm_clock_hz", "top level");
-  r.l2_split_bytes = opt<double>(j, "l2_split_bytes", 0.0, "top level");
-  const auto& desc = need(j, "descriptor", "top level");
-  r.descriptor_id = get<std::string>(desc, "id", "descriptor");
-  r.descriptor_path = get<std::string>(desc, "path", "descriptor");
-  r.wall_time_s = opt<double>(j, "wall_time_s", 0.0, "top level");
-  const auto& results = need_array(j, "results", "top level");
-  for (size_t i = 0; i < results.size(); ++i) {
-    const auto& e = results[i];
-    const std::string w = "results[" + std::to_string(i) + "]";
-    KernelResult x;
-    x.kernel = get<std::string>(e, "kernel", w);
-    x.variant = get<std::string>(e, "variant", w);
-    x.precision = get<std::string>(e, "precision", w);
-    x.size = size_from(e, w);
-    x.working_set_bytes = get<double>(e, "working_set_bytes", w);
-    x.memory_level = get<std::string>(e, "memory_level", w);
-    x.work_flop = get<double>(e, "work_flop", w);
-    x.traffic_bytes = get<double>(e, "traffic_bytes", w);
-    x.intensity = get<double>(e, "intensity", w);
-    const auto& t = need(e, "time_s", w);
-    x.time_s = {get<double>(t, "median", w + ".time_s"), get<double>(t, "min", w + ".time_s"),
-                get<double>(t, "max", w + ".time_s"), get<double>(t, "cv", w + ".time_s"),
-                get<int>(t, "repeats", w + ".time_s"), opt<int>(t, "launches", 1, w + ".time_s")};
-    x.achieved_bytes_per_s = get<double>(e, "achieved_bytes_per_s", w);
-    x.achieved_flop_per_s = get<double>(e, "achieved_flop_per_s", w);
-    x.bound_time_s = get<double>(e, "bound_time_s", w);
-    x.efficiency = get<double>(e, "efficiency", w);
-    x.verdict = get<std::string>(e, "verdict", w);
-    x.verdict_reason = get<std::string>(e, "verdict_reason", w);
-    x.bound_bandwidth = opt<double>(e, "bound_bandwidth_bytes_per_s", 0.0, w);
-    x.bandwidth_source = opt<std::string>(e, "bandwidth_source", "", w);
-    x.bound_level = opt<std::string>(e, "bound_level", x.memory_level, w);
-    x.t_memory_s = opt<double>(e, "t_memory_s", 0.0, w);
-    x.t_compute_s = opt<double>(e, "t_compute_s", 0.0, w);
-    x.alpha = opt<double>(e, "alpha", 0.0, w);
-    x.speedup_bound_eq22 = opt<double>(e, "speedup_bound_eq22", 0.0, w);
-    x.speedup_limit_eq23 = opt<double>(e, "speedup_limit_eq23", 0.0, w);
-    x.speedup_upper_bound = opt<double>(e, "speedup_upper_bound", 0.0, w);
-    if (e.contains("tight_bound") && e["tight_bound"].is_object()) {
-      const auto& tb = e["tight_bound"];
-      x.tight_bound_time_s = opt<double>(tb, "time_s", 0.0, w + ".tight_bound");
-      x.tight_efficiency = opt<double>(tb, "efficiency", 0.0, w + ".tight_bound");
-      x.tight_launch_s = opt<double>(tb, "launch_s", 0.0, w + ".tight_bound");
-      x.tight_first_byte_s = opt<double>(tb, "first_byte_s", 0.0, w + ".tight_bound");
-      x.tight_bandwidth = opt<double>(tb, "bandwidth_bytes_per_s", 0.0, w + ".tight_bound");
-      x.tight_first_byte_from = opt<std::string>(tb, "first_byte_from", "", w + ".tight_bound");
-      x.tight_verdict = opt<std::string>(tb, "verdict", "", w + ".tight_bound");
-      x.tight_missing = opt<std::string>(tb, "missing", "", w + ".tight_bound");
+// One row per line in the lists (a file of a million rows stays ~1 KB a row and diffs by row);
+// the rest one member per line.
+std::string dump_report(const ValidationReport& r) {
+  const nlohmann::ordered_json j = to_json(r);
+  const auto dump = [](const nlohmann::ordered_json& v) {
+    return v.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  };
+  std::string out = "{";
+  bool first = true;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    out += first ? "\n  " : ",\n  ";
+    first = false;
+    out += dump(nlohmann::ordered_json(it.key())) + ": ";
+    if (it->is_array() && !it->empty()) {
+      out += "[";
+      bool first_row = true;
+      for (const auto& row : *it) {
+        out += first_row ? "\n    " : ",\n    ";
+        first_row = false;
+        out += dump(row);
+      }
+      out += "\n  ]";
+    } else {
+      out += dump(*it);
     }
-    x.bound_note = opt<std::string>(e, "bound_note", "", w);
-    x.sm_clock_hz = opt<double>(e, "sm_clock_hz", 0.0, w);
-    x.l2_flushed = opt<bool>(e, "l2_flushed", false, w);
-    x.flagged = opt<bool>(e, "flagged", false, w);
-    x.flag_reason = opt<std::string>(e, "flag_reason", "", w);
-    x.verify_error = opt<double>(e, "verify_error", 0.0, w);
-    x.description = opt<std::string>(e, "description", "", w);
-    if (e.contains("streams") && e["streams"].is_object()) {
-      x.read_bytes = opt<double>(e["streams"], "read_bytes", 0.0, w + ".streams");
-      x.write_bytes = opt<double>(e["streams"], "write_bytes", 0.0, w + ".streams");
-    }
-    if (e.contains("dram_pattern") && e["dram_pattern"].is_object()) {
-      x.dram_pattern = opt<std::string>(e["dram_pattern"], "name", "", w + ".dram_pattern");
-      x.dram_pattern_bytes_per_s = opt<double>(e["dram_pattern"], "bytes_per_s", 0.0, w + ".dram_pattern");
-    }
-    x.implementation = opt<std::string>(e, "implementation", "", w);
-    x.label = opt<std::string>(e, "label", "", w);
-    r.results.push_back(std::move(x));
   }
-  const auto& sp = need_array(j, "speedups", "top level");
-  for (size_t i = 0; i < sp.size(); ++i) {
-    const auto& e = sp[i];
-    const std::string w = "speedups[" + std::to_string(i) + "]";
-    SpeedupResult s;
-    s.kernel = get<std::string>(e, "kernel", w);
-    s.precision = opt<std::string>(e, "precision", "fp64", w);
-    s.size = size_from(e, w);
-    s.working_set_bytes = get<double>(e, "working_set_bytes", w);
-    s.memory_level = get<std::string>(e, "memory_level", w);
-    s.measured = get<double>(e, "measured", w);
-    s.bound_eq22 = get<double>(e, "bound_eq22", w);
-    s.limit_eq23 = get<double>(e, "limit_eq23", w);
-    s.upper_bound = opt<double>(e, "upper_bound", std::max(1.0, s.bound_eq22), w);
-    s.alpha = opt<double>(e, "alpha", 0.0, w);
-    s.verdict = get<std::string>(e, "verdict", w);
-    s.verdict_reason = opt<std::string>(e, "verdict_reason", "", w);
-    s.cuda_core_implementation = opt<std::string>(e, "cuda_core_implementation", "", w);
-    s.tensor_core_implementation = opt<std::string>(e, "tensor_core_implementation", "", w);
-    s.label = opt<std::string>(e, "label", "", w);
-    r.speedups.push_back(std::move(s));
-  }
-  const auto& gm = need_array(j, "geomeans", "top level");
-  for (size_t i = 0; i < gm.size(); ++i) {
-    const std::string w = "geomeans[" + std::to_string(i) + "]";
-    Geomean g;
-    g.kernel = get<std::string>(gm[i], "kernel", w);
-    g.precision = opt<std::string>(gm[i], "precision", "fp64", w);
-    g.side = get<std::string>(gm[i], "side", w);
-    g.cc_over_tc = get<double>(gm[i], "cc_over_tc", w);
-    g.cc_speedup = opt<double>(gm[i], "cc_speedup_over_tc", g.cc_over_tc > 0 ? 1.0 / g.cc_over_tc : 0.0, w);
-    g.count = get<int>(gm[i], "count", w);
-    g.cuda_core_implementation = opt<std::string>(gm[i], "cuda_core_implementation", "", w);
-    r.geomeans.push_back(g);
-  }
-  const auto& fits = need_array(j, "overlap_fits", "top level");
-  for (size_t i = 0; i < fits.size(); ++i) {
-    const std::string w = "overlap_fits[" + std::to_string(i) + "]";
-    OverlapFit f;
-    f.kernel = get<std::string>(fits[i], "kernel", w);
-    f.variant = get<std::string>(fits[i], "variant", w);
-    f.precision = opt<std::string>(fits[i], "precision", "fp64", w);
-    f.phi = get<double>(fits[i], "phi", w);
-    f.r2 = get<double>(fits[i], "r2", w);
-    f.points = get<int>(fits[i], "points", w);
-    f.phi_raw = opt<double>(fits[i], "phi_raw", f.phi, w);
-    f.t_other_s = opt<double>(fits[i], "t_other_s", 0.0, w);
-    f.clamped = opt<bool>(fits[i], "clamped", false, w);
-    f.note = opt<std::string>(fits[i], "note", "", w);
-    f.phi_stderr = opt<double>(fits[i], "phi_stderr", 0.0, w);
-    f.residual_rms = opt<double>(fits[i], "residual_rms", 0.0, w);
-    f.points_total = opt<int>(fits[i], "points_total", f.points, w);
-    f.memory_level = opt<std::string>(fits[i], "memory_level", "", w);
-    f.selection = opt<std::string>(fits[i], "selection", "", w);
-    r.overlap_fits.push_back(f);
-  }
-  return r;
+  return out + "\n}\n";
 }
 
 void save_report(const ValidationReport& r, const std::filesystem::path& file) {
-  write_file_atomically(file, to_json(r).dump(2) + "\n");
+  write_file_atomically(file, dump_report(r));
 }
 
-ValidationReport load_report(const std::filesystem::path& file) {
-  const nlohmann::json j = read_json_file(file, "validation results");  // bounded: size, depth, strings
-  try {
-    return from_json(j);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(file.string() + ": " + e.what());
-  }
-}
 
 // ---- table ---------------------------------------------------------------------------------
 

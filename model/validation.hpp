@@ -220,7 +220,11 @@ void summarize(ValidationReport& r);
 nlohmann::ordered_json to_json(const ValidationReport& r);
 // Throws std::runtime_error naming the key for a wrong schema or a missing/mistyped field.
 ValidationReport from_json(const nlohmann::json& j);
+// The file's text: lists one row per line, the rest one member per line.
+std::string dump_report(const ValidationReport& r);
 void save_report(const ValidationReport& r, const std::filesystem::path& file);  // tmp + rename
+// Streams the file (model/json_stream.hpp): rows go straight into the report, the file is never
+// held whole; at most 4,000,000 entries per list, 8 GiB. Errors name the file.
 ValidationReport load_report(const std::filesystem::path& file);
 
 // Terminal tables: results, speedups with bounds, geomeans, fits.

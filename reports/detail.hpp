@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
+#include <unordered_map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -22,6 +24,13 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::files
                           double timeout_s);
 
 std::string fnv1a(const std::string& s);  // FNV-1a 64 in hex: the manifest's hash of a file
+std::string fnv1a_file(const std::filesystem::path& p);  // the same, read in chunks ("" when unreadable)
+// The manifest's hash since 2026-11-25 ("hash"): FNV-1a over 64-bit little-endian words (8x
+// faster; gigabyte tables), the tail bytewise; returned with kWordHashPrefix. A manifest entry of
+// an older report ("fnv1a") is checked with fnv1a_file: same_hash_as picks by the recorded text.
+inline constexpr const char* kWordHashPrefix = "w:";
+std::string word_hash_file(const std::filesystem::path& p);
+std::string same_hash_as(const std::filesystem::path& p, const std::string& recorded);
 std::string read_file(const std::filesystem::path& p);  // "" when unreadable
 void write_file(const std::filesystem::path& p, const std::string& content);  // throws
 
@@ -38,7 +47,9 @@ std::string mark_missing_spec();      // "— no spec"
 // Footnotes of one table: each distinct provenance text gets a number.
 struct Notes {
   std::vector<std::string> items;
-  int add(const std::string& text);  // 1-based
+  int add(const std::string& text);  // 1-based; the same text gets the same number
+ private:
+  std::unordered_map<std::string, int> index_;  // text -> number (a million rows' notes stay linear)
 };
 
 struct Cell {
@@ -59,14 +70,25 @@ struct Table {
   int caption_note = 0;
   std::vector<std::pair<std::string, int>> groups;  // first header row: label, span (may be empty)
   std::vector<std::string> columns;                 // second header row
-  std::vector<std::vector<Cell>> rows;
-  Notes notes;
+  std::vector<std::vector<Cell>> rows;  // every row, or the first kShownRows of a long table
+  Notes notes;                          // of `rows`
+  // A long table (a results file of many rows): `rows` holds the first kShownRows (what the HTML,
+  // Markdown and report.json show; the caption says so), total_rows counts them all, and
+  // make_row(i, row, notes) makes row i for the CSV and JSON files, which are written row by row.
+  std::size_t total_rows = 0;  // 0: rows is the whole table
+  std::function<void(std::size_t, std::vector<Cell>&, Notes&)> make_row;
+  std::size_t row_count() const { return make_row ? total_rows : rows.size(); }
 };
+// Rows a long table shows in the document (its files hold every row).
+inline constexpr std::size_t kShownRows = 1000;
 
 std::vector<Table> build_tables(const ReportInput& in);
 // HTML and Markdown of a table: document.cpp (the renderers), nowhere else.
-std::string table_csv(const Table& t);
-nlohmann::json table_json(const Table& t);
+std::string table_csv(const Table& t);  // every row (a long table's made on the way)
+// The table as JSON: every row; with shown_only, a long table's shown rows and "rows_total".
+nlohmann::json table_json(const Table& t, bool shown_only = false);
+// <dir>/<id>.csv and <dir>/<id>.json written row by row (a long table never exists whole in memory).
+void write_table_files(const Table& t, const std::filesystem::path& dir);
 
 // One plot: the data and the gnuplot commands that draw it (terminal/output set by the caller).
 struct PlotSpec {

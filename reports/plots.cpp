@@ -167,6 +167,24 @@ double pow2_floor(double v) { return std::exp2(std::floor(std::log2(v))); }
 double pow2_ceil(double v) { return std::exp2(std::ceil(std::log2(v))); }
 double pow10_floor(double v) { return std::pow(10.0, std::floor(std::log10(v))); }
 
+// A series of more than kThinAbove points (a results file of many rows) is drawn with one point
+// per cell of 1/200 decade in x and y (0.5%: under a pixel of our plots), the first of each
+// cell; below that every point is drawn. Returns the indices drawn, in order.
+constexpr std::size_t kThinAbove = 2000;
+std::vector<std::size_t> drawn_points(const std::vector<std::pair<double, double>>& xy) {
+  std::vector<std::size_t> keep;
+  keep.reserve(std::min(xy.size(), kThinAbove));
+  if (xy.size() <= kThinAbove) {
+    for (std::size_t i = 0; i < xy.size(); ++i) keep.push_back(i);
+    return keep;
+  }
+  std::set<std::pair<long long, long long>> cells;
+  const auto cell = [](double v) { return v > 0 ? std::llround(std::log10(v) * 200) : std::numeric_limits<long long>::min(); };
+  for (std::size_t i = 0; i < xy.size(); ++i)
+    if (cells.insert({cell(xy[i].first), cell(xy[i].second)}).second) keep.push_back(i);
+  return keep;
+}
+
 std::string block(const std::string& name, const std::vector<std::pair<double, double>>& pts) {
   std::string o = "$" + name + " << EOD\n";
   for (auto [x, y] : pts) o += exact(x) + " " + exact(y) + "\n";
@@ -440,10 +458,15 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
   // Kernel points: CC circles, TC triangles, colour = the memory level that bounds them.
   std::map<std::pair<std::string, std::string>, std::vector<const KernelPoint*>> by_style;
   for (const auto& k : pts) by_style[{k.variant, k.level}].push_back(&k);
+  std::vector<const KernelPoint*> drawn;  // the points in the plot and its data files
   for (const auto& [key, list] : by_style) {
     std::string name = "k" + std::to_string(n++);
-    std::vector<std::pair<double, double>> xy;
-    for (const auto* k : list) xy.push_back({k->intensity, k->flop_per_s});
+    std::vector<std::pair<double, double>> all, xy;
+    for (const auto* k : list) all.push_back({k->intensity, k->flop_per_s});
+    for (const std::size_t i : drawn_points(all)) {
+      xy.push_back(all[i]);
+      drawn.push_back(list[i]);
+    }
     db << block(name, xy);
     bool tc = key.first == "tensor_core";
     add_plot("$" + name + " with points pt " + (tc ? "9" : "7") + " ps 1.4 lc rgb '" + level_color(key.second) +
@@ -476,7 +499,8 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
   if (num)
     body << "  set label " << label_no++ << " 'kernels (efficiency = model bound / measured time):' at graph 0.02, graph 0.97 left font ',8'\n";
   data["labels"] = listing;
-  for (const auto& k : pts) {
+  for (const KernelPoint* kp : drawn) {
+    const KernelPoint& k = *kp;
     bool mb = k.balance && k.intensity < *k.balance;
     csv << "kernel,," << k.precision << "," << k.level << ",measured," << exact(k.flop_per_s) << ","
         << exact(k.intensity) << "," << exact(k.flop_per_s) << ",,," << csv_field(k.kernel) << "," << k.variant << ","
@@ -503,6 +527,10 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
               "kernel left of its ridge is memory-bound. Each kernel label gives its efficiency against the model's "
               "bound (100% = on the roof).";
   if (pts.empty()) p.caption += " No validation results for this GPU: no kernel points.";
+  if (drawn.size() < pts.size())
+    p.caption += " " + std::to_string(drawn.size()) + " of " + std::to_string(pts.size()) +
+                 " kernel points drawn and in the plot's data (one per 0.5% in I and FLOP/s where a series has more "
+                 "than " + std::to_string(kThinAbove) + "); every result is in the validation table.";
   return p;
 }
 
@@ -557,19 +585,35 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
              "' title " + gp_string("alpha = " + short_num(alphas[i], 3) + " (Eq. 22)") + ", \\\n     ";
   plots += "$curves using 1:6 with lines lw 2 dt 2 lc rgb '#000000' title 'alpha -> inf (Eq. 24)'";
   int n = 0, gi = 0;
+  std::size_t drawn_count = 0, total_count = 0;
   for (const auto& g : in.gpus) {
     // (kernel, precision, level) -> points; one series and one label per group keeps it readable.
-    std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::pair<double, double>>> groups;
+    struct SpeedupPoint {
+      const validation::SpeedupResult* s;
+      double x;
+    };
+    std::map<std::tuple<std::string, std::string, std::string>, std::vector<SpeedupPoint>> group_points;
     for (const auto& r : in.results) {
       if (r.gpu_id != g.hw.id) continue;
+      // The CUDA-core results sorted by (kernel, level, implementation, size), file order kept
+      // among equals: each speedup finds its own by binary search (a million rows stay fast).
+      std::vector<const validation::KernelResult*> cc_results;
+      for (const auto& e : r.report.results)
+        if (e.variant == "cuda_core") cc_results.push_back(&e);
+      const auto key_of = [](const validation::KernelResult* e) {
+        return std::tie(e->kernel, e->memory_level, e->implementation, e->size);
+      };
+      std::stable_sort(cc_results.begin(), cc_results.end(),
+                       [&](const auto* a, const auto* b) { return key_of(a) < key_of(b); });
       for (const auto& s : r.report.speedups) {
-        // Its intensity and precision come from the CUDA-core result of the same kernel, size and level.
+        // Its intensity and precision come from the CUDA-core result of the same kernel, size and
+        // level (the last such in the file).
+        const auto probe = std::tie(s.kernel, s.memory_level, s.cuda_core_implementation, s.size);
+        const auto lo = std::lower_bound(cc_results.begin(), cc_results.end(), probe,
+                                         [&](const auto* e, const auto& k) { return key_of(e) < k; });
         const validation::KernelResult* cc = nullptr;
-        for (const auto& e : r.report.results)
-          if (e.kernel == s.kernel && e.memory_level == s.memory_level && e.variant == "cuda_core" &&
-              e.size == s.size && (s.precision.empty() || s.precision == e.precision) &&
-              e.implementation == s.cuda_core_implementation)
-            cc = &e;
+        for (auto it = lo; it != cc_results.end() && key_of(*it) == probe; ++it)
+          if (s.precision.empty() || s.precision == (*it)->precision) cc = *it;
         std::optional<double> b = cc ? cc_balance(g.hw, cc->precision, s.memory_level) : std::nullopt;
         if (!b || cc->intensity <= 0) {
           if (warnings)
@@ -577,10 +621,21 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
                                 ") of " + g.hw.id + "; point left out");
           continue;
         }
-        double x = cc->intensity / *b;
-        groups[{s.kernel + (s.cuda_core_implementation.empty() ? "" : " vs " + s.cuda_core_implementation), cc->precision,
-                s.memory_level}]
-            .push_back({x, s.measured});
+        group_points[{s.kernel + (s.cuda_core_implementation.empty() ? "" : " vs " + s.cuda_core_implementation),
+                      cc->precision, s.memory_level}]
+            .push_back({&s, cc->intensity / *b});
+      }
+    }
+    std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::pair<double, double>>> groups;
+    for (const auto& [key, list] : group_points) {
+      std::vector<std::pair<double, double>> all;
+      for (const auto& pt : list) all.push_back({pt.x, pt.s->measured});
+      auto& xy = groups[key];
+      for (const std::size_t i : drawn_points(all)) {
+        const auto& s = *list[i].s;
+        const double x = list[i].x;
+        xy.push_back(all[i]);
+        ++drawn_count;
         csv << "point," << g.hw.id << "," << csv_field(s.kernel) << "," << s.memory_level << ","
             << csv_field(size_json(s.size).dump()) << "," << exact(x) << ",," << exact(s.measured) << ","
             << exact(s.bound_eq22) << "\n";
@@ -592,6 +647,7 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
                                   {"measured_cc_over_tc", s.measured},
                                   {"bound_eq22", s.bound_eq22}});
       }
+      total_count += list.size();
     }
     for (const auto& [key, xy] : groups) {
       const auto& [kernel, prec, level] = key;
@@ -601,7 +657,7 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
       // L2-resident squares, DRAM-resident circles.
       plots += ", \\\n     $" + name + " with points pt " + (level == "l2" ? "5" : "7") + " ps 1.2 lc rgb '" + color +
                "' title " + gp_string(g.hw.id + ": " + kernel + " " + upper(prec) + ", " + upper(level) + "-resident (" +
-                                      std::to_string(xy.size()) + " sizes)");
+                                      std::to_string(group_points.at(key).size()) + " sizes)");
     }
   }
   std::ostringstream head;
@@ -624,6 +680,10 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
               "(Eq. 22) for alpha = P(TC)/P(CC) in {2, 4, 8, 16}, and the workload bound 1 + I/B (Eq. 24). "
               "Points: measured T(CC)/T(TC) of the validation kernels, at their I/B.";
   if (data["points"].empty()) p.caption += " No validation results with speedups: curves only.";
+  if (drawn_count < total_count)
+    p.caption += " " + std::to_string(drawn_count) + " of " + std::to_string(total_count) +
+                 " speedups drawn and in the plot's data (one per 0.5% in I/B and speedup where a series has more "
+                 "than " + std::to_string(kThinAbove) + "); every speedup is in the validation tables.";
   return p;
 }
 

@@ -7,8 +7,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <thread>
 #include <cstdint>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <map>
@@ -45,6 +48,53 @@ std::string fnv1a(const std::string& s) {
   return b;
 }
 
+std::string fnv1a_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return {};
+  uint64_t h = 1469598103934665603ull;
+  std::vector<char> buf(std::size_t{1} << 20);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto n = static_cast<std::size_t>(in.gcount());
+    for (std::size_t i = 0; i < n; ++i) {
+      h ^= static_cast<unsigned char>(buf[i]);
+      h *= 1099511628211ull;
+    }
+  }
+  char b[20];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h));
+  return b;
+}
+
+std::string word_hash_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return {};
+  uint64_t h = 1469598103934665603ull;
+  std::vector<char> buf(std::size_t{1} << 20);  // a multiple of 8: words never straddle reads
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto n = static_cast<std::size_t>(in.gcount());
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t w;
+      std::memcpy(&w, buf.data() + i, 8);
+      h ^= w;
+      h *= 1099511628211ull;
+    }
+    for (; i < n; ++i) {
+      h ^= static_cast<unsigned char>(buf[i]);
+      h *= 1099511628211ull;
+    }
+  }
+  char b[40];
+  std::snprintf(b, sizeof b, "%s%016llx", kWordHashPrefix, static_cast<unsigned long long>(h));
+  return b;
+}
+
+std::string same_hash_as(const fs::path& p, const std::string& recorded) {
+  return recorded.rfind(kWordHashPrefix, 0) == 0 ? word_hash_file(p) : fnv1a_file(p);
+}
+
 void write_file(const fs::path& p, const std::string& content) {
   if (p.has_parent_path()) fs::create_directories(p.parent_path());
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
@@ -76,15 +126,8 @@ json parse_json_file(const fs::path& p, const char* what, const JsonLimits& limi
 // U+FFFD instead of failing the whole report with type_error.316.
 std::string dump(const json& j, int indent = 1) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
 
-// Validation results, read within the JSON limits; every error names the file.
-validation::ValidationReport load_results(const fs::path& p) {
-  const json j = parse_json_file(p, "validation results");
-  try {
-    return validation::from_json(j);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(p.string() + ": " + e.what());
-  }
-}
+// Validation results, streamed (validation::load_report); every error names the file.
+validation::ValidationReport load_results(const fs::path& p) { return validation::load_report(p); }
 
 void require_schema(const json& j, const fs::path& p, const char* schema) {
   std::string s = j.is_object() && j.contains("schema") && j["schema"].is_string() ? j["schema"].get<std::string>() : "";
@@ -303,9 +346,11 @@ std::optional<Manifest> read_manifest(const fs::path& dir) {
     for (size_t i = 0; i < files->size(); ++i) {
       const json& f = (*files)[i];
       const std::string where = p.string() + ": files[" + std::to_string(i) + "]";
-      if (!f.is_object() || !f.contains("path") || !f["path"].is_string() || !f.contains("fnv1a") ||
-          !f["fnv1a"].is_string()) {
-        m.ignored.push_back(where + " ignored: expected {path, fnv1a} texts");
+      // "hash" (word-wise FNV-1a, since 2026-11-25) or, from older reports, "fnv1a" (bytewise).
+      const bool word = f.is_object() && f.contains("hash") && f["hash"].is_string();
+      if (!f.is_object() || !f.contains("path") || !f["path"].is_string() ||
+          (!word && (!f.contains("fnv1a") || !f["fnv1a"].is_string()))) {
+        m.ignored.push_back(where + " ignored: expected {path, hash} texts");
         continue;
       }
       const std::string rel = f["path"].get<std::string>();
@@ -313,7 +358,8 @@ std::optional<Manifest> read_manifest(const fs::path& dir) {
         m.ignored.push_back(where + " '" + rel + "' ignored: " + why + ", outside the report; not touched");
         continue;
       }
-      m.files[fs::path(rel).lexically_normal().generic_string()] = f["fnv1a"].get<std::string>();
+      m.files[fs::path(rel).lexically_normal().generic_string()] =
+          word ? std::string(detail::kWordHashPrefix) + f["hash"].get<std::string>() : f["fnv1a"].get<std::string>();
     }
     return m;
   } catch (const std::exception&) {
@@ -428,10 +474,10 @@ ReportOutput write_report(const ReportInput& in, const fs::path& dir_in, const W
     auto tables = detail::build_tables(in);
     json tables_json = json::array();
     for (const auto& t : tables) {
-      write(t.id + ".csv", detail::table_csv(t));
-      json tj = detail::table_json(t);
-      write(t.id + ".json", dump(tj) + "\n");
-      tables_json.push_back(tj);
+      detail::write_table_files(t, stage);  // row by row: a long table is never whole in memory
+      files.insert(t.id + ".csv");
+      files.insert(t.id + ".json");
+      tables_json.push_back(detail::table_json(t, /*shown_only=*/true));
     }
     // ---- plots ----
     GnuplotInfo gp;
@@ -500,7 +546,9 @@ ReportOutput write_report(const ReportInput& in, const fs::path& dir_in, const W
       std::string base = src.filename().string(), rel = "inputs/" + base;
       for (int k = 2; used.count(rel); ++k) rel = "inputs/" + std::to_string(k) + "-" + base;
       used.insert(rel);
-      write(rel, detail::read_file(src));
+      fs::create_directories((stage / rel).parent_path());
+      fs::copy_file(src, stage / rel);  // not through memory: a results file may be gigabytes
+      files.insert(rel);
       inputs.push_back({{"kind", kind}, {"source", fs::absolute(src).string()}, {"copy", rel}});
       return rel;
     };
@@ -554,7 +602,22 @@ ReportOutput write_report(const ReportInput& in, const fs::path& dir_in, const W
     man["tool_version"] = CEILING_VERSION;
     man["date"] = date;
     man["files"] = json::array();
-    for (const auto& f : files) man["files"].push_back({{"path", f}, {"fnv1a", detail::fnv1a(detail::read_file(stage / f))}});
+    // Gigabytes of tables and inputs with a million rows: hashed on two threads, the largest first.
+    std::vector<std::string> order(files.begin(), files.end());
+    std::map<std::string, std::uintmax_t> sizes;
+    for (const auto& f : order) sizes[f] = fs::file_size(stage / f);
+    std::stable_sort(order.begin(), order.end(), [&](const auto& a, const auto& b) { return sizes[a] > sizes[b]; });
+    std::map<std::string, std::string> hashes;
+    for (const auto& f : order) hashes[f];  // every node exists before the threads write
+    std::atomic<std::size_t> next{0};
+    const auto hash_some = [&] {
+      for (std::size_t i; (i = next++) < order.size();) hashes.at(order[i]) = detail::word_hash_file(stage / order[i]);
+    };
+    std::thread helper(hash_some);
+    hash_some();
+    helper.join();
+    for (const auto& f : files)
+      man["files"].push_back({{"path", f}, {"hash", hashes.at(f).substr(std::strlen(detail::kWordHashPrefix))}});
     detail::write_file(stage / kManifestName, dump(man) + "\n");
     files.insert(kManifestName);
 
@@ -605,7 +668,7 @@ ReportOutput write_report(const ReportInput& in, const fs::path& dir_in, const W
         for (const auto& [f, hash] : previous) {
           const fs::path p = dir / f;
           if (!fs::is_regular_file(fs::symlink_status(p, ec))) continue;
-          if (f != kManifestName && detail::fnv1a(detail::read_file(p)) != hash) {
+          if (f != kManifestName && detail::same_hash_as(p, hash) != hash) {
             fs::path keep = p;
             keep += ".edited-" + stamp;
             journal.move(p, keep);

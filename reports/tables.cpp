@@ -1,9 +1,11 @@
 // Tables in the style of the source papers, several GPUs side by side, spec next to measured.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
+#include <fstream>
 #include <sstream>
 
 #include "detail.hpp"
@@ -16,16 +18,19 @@ std::string mark_missing_measured() { return "\u2014 not measured"; }
 std::string mark_missing_spec() { return "\u2014 no spec"; }
 
 int Notes::add(const std::string& text) {
-  for (size_t i = 0; i < items.size(); ++i)
-    if (items[i] == text) return static_cast<int>(i) + 1;
-  items.push_back(text);
-  return static_cast<int>(items.size());
+  if (index_.size() != items.size()) {  // items were set directly: index them first
+    index_.clear();
+    for (size_t i = 0; i < items.size(); ++i) index_.emplace(items[i], static_cast<int>(i) + 1);
+  }
+  const auto [it, added] = index_.emplace(text, static_cast<int>(items.size()) + 1);
+  if (added) items.push_back(text);
+  return it->second;
 }
 
 std::string exact(double v) {
   char b[40];
-  std::snprintf(b, sizeof b, "%.17g", v);
-  return b;
+  const auto r = std::to_chars(b, b + sizeof b, v);  // the shortest text that reads back as v
+  return std::string(b, r.ptr);
 }
 
 std::string short_num(double v, int sig) {
@@ -361,6 +366,21 @@ std::string results_name(const ResultsInput& r) {
   return (r.gpu_id.empty() ? r.path.stem().string() : r.gpu_id) + (dev.empty() ? "" : " (" + dev + ")");
 }
 
+// The rows of a table over a list: all of them, or for a long list (more than kShownRows) the
+// first kShownRows, with make_row for the files and the caption saying where the rest are.
+template <class Entry, class MakeRow>
+void fill_rows(Table& t, const std::vector<Entry>& list, const MakeRow& make) {
+  const std::size_t shown = std::min(list.size(), kShownRows);
+  t.rows.resize(shown);
+  for (std::size_t i = 0; i < shown; ++i) make(list[i], t.rows[i], t.notes);
+  if (list.size() > kShownRows) {
+    t.total_rows = list.size();
+    t.make_row = [&list, make](std::size_t i, std::vector<Cell>& row, Notes& notes) { make(list[i], row, notes); };
+    t.caption += " Shown: the first " + std::to_string(shown) + " of " + std::to_string(list.size()) +
+                 " rows; every row is in " + t.id + ".csv and " + t.id + ".json.";
+  }
+}
+
 void results_tables(const ReportInput& in, std::vector<Table>& out) {
   int idx = 0;
   for (const auto& r : in.results) {
@@ -385,9 +405,10 @@ void results_tables(const ReportInput& in, std::vector<Table>& out) {
     t.caption_note = t.notes.add(prov);
     t.columns = {"kernel", "variant", "prec.", "size", "level", "working set", "I (flop/B)", "time (median)",
                  "time cv", "achieved BW", "achieved flop/s", "bound time", "efficiency", "verdict"};
-    const int n = t.caption_note;
-    for (const auto& e : v.results) {
-      std::vector<Cell> row;
+    // The caption's note is the provenance of every number: not repeated per cell (a million rows).
+    const int n = 0;
+    const auto result_row = [n](const validation::KernelResult& e, std::vector<Cell>& row, Notes& notes) {
+      row.clear();
       row.push_back(label(e.kernel));
       row.push_back(text_cell(unit_short(e.variant) + (e.implementation.empty() ? "" : " " + e.implementation), 1));
       row.push_back(text_cell(e.precision, 1));
@@ -409,12 +430,12 @@ void results_tables(const ReportInput& in, std::vector<Table>& out) {
       row.push_back(ec);
       Cell vc = text_cell(e.verdict + (e.flagged ? " (flagged)" : ""), 1);
       const std::string who_row = e.kernel + " " + e.variant;
-      if (e.flagged && !e.flag_reason.empty()) vc.note = t.notes.add(who_row + " flagged: " + e.flag_reason);
-      if (!e.verdict_reason.empty() && !vc.note) vc.note = t.notes.add(who_row + ": " + e.verdict_reason);
+      if (e.flagged && !e.flag_reason.empty()) vc.note = notes.add(who_row + " flagged: " + e.flag_reason);
+      if (!e.verdict_reason.empty() && !vc.note) vc.note = notes.add(who_row + ": " + e.verdict_reason);
       row.push_back(vc);
-      t.rows.push_back(std::move(row));
-    }
-    if (t.rows.empty()) t.caption += " The file holds no kernel results.";
+    };
+    fill_rows(t, v.results, result_row);
+    if (t.row_count() == 0) t.caption += " The file holds no kernel results.";
     out.push_back(std::move(t));
 
     Table s;
@@ -424,20 +445,21 @@ void results_tables(const ReportInput& in, std::vector<Table>& out) {
     s.caption_note = s.notes.add(prov);
     s.columns = {"kernel", "prec.", "size", "working set", "level", "measured CC/TC", "bound Eq. 22", "limit Eq. 23",
                  "verdict"};
-    for (const auto& e : v.speedups) {
-      std::vector<Cell> row;
+    const int sn = 0;  // as above: the caption's note covers every number
+    const auto speedup_row = [sn](const validation::SpeedupResult& e, std::vector<Cell>& row, Notes&) {
+      row.clear();
       row.push_back(label(e.kernel + (e.cuda_core_implementation.empty() ? "" : " vs " + e.cuda_core_implementation)));
       row.push_back(text_cell(e.precision, 1));
       row.push_back(text_cell(e.label.empty() ? size_text(e.size) : e.label, 1));
-      row.push_back(num_cell(e.working_set_bytes, Dimension::bytes, s.caption_note));
+      row.push_back(num_cell(e.working_set_bytes, Dimension::bytes, sn));
       row.push_back(text_cell(e.memory_level, 1));
-      row.push_back(num_cell(e.measured, Dimension::dimensionless, s.caption_note, false));
-      row.push_back(derived_cell(e.bound_eq22, s.caption_note));
-      row.push_back(derived_cell(e.limit_eq23, s.caption_note));
+      row.push_back(num_cell(e.measured, Dimension::dimensionless, sn, false));
+      row.push_back(derived_cell(e.bound_eq22, sn));
+      row.push_back(derived_cell(e.limit_eq23, sn));
       row.push_back(text_cell(e.verdict, 1));
-      s.rows.push_back(std::move(row));
-    }
-    if (!s.rows.empty()) out.push_back(std::move(s));
+    };
+    fill_rows(s, v.speedups, speedup_row);
+    if (s.row_count() > 0) out.push_back(std::move(s));
 
     Table g;
     g.id = stem + "-geomeans";
@@ -503,25 +525,122 @@ std::string csv_field(std::string_view s) {
   return o + "\"";
 }
 
-std::string table_csv(const Table& t) {
-  // Long form, one number per line, so a program can read it back without parsing the layout.
-  std::ostringstream o;
-  o << "row,column,gpu,field,source,value,dimension,text,note\n";
-  for (const auto& row : t.rows) {
-    std::string row_label = row.empty() ? "" : row[0].text;
-    size_t col = 0;
-    for (const auto& c : row) {
-      std::string cname = col < t.columns.size() ? t.columns[col] : "";
-      o << csv_field(row_label) << "," << csv_field(cname) << "," << csv_field(c.gpu) << "," << csv_field(c.field)
-        << "," << c.source << "," << (c.value ? exact(*c.value) : "") << "," << c.dimension << ","
-        << csv_field(c.text) << "," << csv_field(c.note ? t.notes.items[c.note - 1] : "") << "\n";
-      col += c.span;
-    }
+namespace {
+
+// One CSV line per cell of `row` (long form: one number per line, so a program can read it back
+// without parsing the layout).
+// csv_field's quoting, written straight to the stream.
+void put_csv(std::string& o, std::string_view s) {
+  if (s.find_first_of(",\"\n\r") == std::string_view::npos) {
+    o.append(s);
+    return;
   }
-  return o.str();
+  o += '"';
+  for (char c : s) {
+    if (c == '"') o += '"';
+    o += c;
+  }
+  o += '"';
 }
 
-json table_json(const Table& t) {
+void csv_row(std::ostream& out, const Table& t, const std::vector<Cell>& row, const Notes& notes) {
+  static thread_local std::string o;
+  o.clear();
+  const std::string_view row_label = row.empty() ? std::string_view() : std::string_view(row[0].text);
+  size_t col = 0;
+  char num[40];
+  for (const auto& c : row) {
+    put_csv(o, row_label);
+    o += ',';
+    put_csv(o, col < t.columns.size() ? std::string_view(t.columns[col]) : std::string_view());
+    o += ',';
+    put_csv(o, c.gpu);
+    o += ',';
+    put_csv(o, c.field);
+    o += ',';
+    o += c.source;
+    o += ',';
+    if (c.value) o.append(num, std::to_chars(num, num + sizeof num, *c.value).ptr);
+    o += ',';
+    o += c.dimension;
+    o += ',';
+    put_csv(o, c.text);
+    o += ',';
+    if (c.note) put_csv(o, notes.items[static_cast<size_t>(c.note - 1)]);
+    o += '\n';
+    col += c.span;
+  }
+  out.write(o.data(), static_cast<std::streamsize>(o.size()));
+}
+
+json row_json(const std::vector<Cell>& row) {
+  json r = json::array();
+  for (const auto& c : row) {
+    json cj{{"text", c.text}, {"source", c.source}};
+    if (c.value) cj["value"] = *c.value;
+    if (c.note) cj["note"] = c.note;
+    if (c.span > 1) cj["span"] = c.span;
+    if (!c.gpu.empty()) cj["gpu"] = c.gpu;
+    if (!c.field.empty()) cj["field"] = c.field;
+    if (!c.dimension.empty()) cj["dimension"] = c.dimension;
+    r.push_back(std::move(cj));
+  }
+  return r;
+}
+
+// A JSON string: plain text as it is, anything else through nlohmann (escapes; bytes that are not
+// UTF-8 become U+FFFD).
+void put_json_string(std::string& o, std::string_view s) {
+  bool plain = true;
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x80 || c == '"' || c == '\\') {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) {
+    o += '"';
+    o.append(s);
+    o += '"';
+  } else {
+    o += json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+}
+
+// row_json(row).dump() without the document: the same members in the same (sorted) order.
+void put_row_json(std::string& o, const std::vector<Cell>& row) {
+  char num[40];
+  o += '[';
+  bool first = true;
+  for (const auto& c : row) {
+    o += first ? "{" : ",{";
+    first = false;
+    bool member = false;
+    const auto key = [&](const char* k) {
+      o += member ? ",\"" : "\"";
+      member = true;
+      o += k;
+      o += "\":";
+    };
+    if (!c.dimension.empty()) key("dimension"), put_json_string(o, c.dimension);
+    if (!c.field.empty()) key("field"), put_json_string(o, c.field);
+    if (!c.gpu.empty()) key("gpu"), put_json_string(o, c.gpu);
+    if (c.note) key("note"), o += std::to_string(c.note);
+    key("source"), put_json_string(o, c.source);
+    if (c.span > 1) key("span"), o += std::to_string(c.span);
+    key("text"), put_json_string(o, c.text);
+    if (c.value) {
+      key("value");
+      if (std::isfinite(*c.value)) o.append(num, std::to_chars(num, num + sizeof num, *c.value).ptr);
+      else o += "null";
+    }
+    o += '}';
+  }
+  o += ']';
+}
+
+json table_head(const Table& t) {
   json j;
   j["id"] = t.id;
   j["title"] = t.title;
@@ -530,24 +649,81 @@ json table_json(const Table& t) {
   json groups = json::array();
   for (const auto& [g, span] : t.groups) groups.push_back({{"label", g}, {"span", span}});
   j["groups"] = groups;
-  json rows = json::array();
-  for (const auto& row : t.rows) {
-    json r = json::array();
-    for (const auto& c : row) {
-      json cj{{"text", c.text}, {"source", c.source}};
-      if (c.value) cj["value"] = *c.value;
-      if (c.note) cj["note"] = c.note;
-      if (c.span > 1) cj["span"] = c.span;
-      if (!c.gpu.empty()) cj["gpu"] = c.gpu;
-      if (!c.field.empty()) cj["field"] = c.field;
-      if (!c.dimension.empty()) cj["dimension"] = c.dimension;
-      r.push_back(cj);
-    }
-    rows.push_back(r);
-  }
-  j["rows"] = rows;
-  j["notes"] = t.notes.items;
   return j;
+}
+
+std::string dump1(const json& j) { return j.dump(1, ' ', false, json::error_handler_t::replace); }
+
+// Every row of t in order, each with the notes it refers to: a long table's rows are made one at a
+// time (notes numbered afresh from the caption's: the files' own numbering).
+// Returns the notes the rows refer to.
+template <class Each>
+std::vector<std::string> each_row(const Table& t, Each&& each) {
+  if (!t.make_row) {
+    for (const auto& row : t.rows) each(row, t.notes);
+    return t.notes.items;
+  }
+  Notes notes;
+  for (int i = 0; i < t.caption_note; ++i) notes.add(t.notes.items[static_cast<size_t>(i)]);
+  std::vector<Cell> row;
+  for (std::size_t i = 0; i < t.total_rows; ++i) {
+    t.make_row(i, row, notes);
+    each(row, notes);
+  }
+  return std::move(notes.items);
+}
+
+}  // namespace
+
+std::string table_csv(const Table& t) {
+  std::ostringstream o;
+  o << "row,column,gpu,field,source,value,dimension,text,note\n";
+  each_row(t, [&](const std::vector<Cell>& row, const Notes& notes) { csv_row(o, t, row, notes); });
+  return o.str();
+}
+
+json table_json(const Table& t, bool shown_only) {
+  json j = table_head(t);
+  json rows = json::array();
+  if (shown_only && t.make_row) {
+    for (const auto& row : t.rows) rows.push_back(row_json(row));
+    j["rows"] = std::move(rows);
+    j["notes"] = t.notes.items;
+    j["rows_total"] = t.total_rows;
+    j["rows_in"] = {t.id + ".csv", t.id + ".json"};
+    return j;
+  }
+  std::vector<std::string> notes =
+      each_row(t, [&](const std::vector<Cell>& row, const Notes&) { rows.push_back(row_json(row)); });
+  j["rows"] = std::move(rows);
+  j["notes"] = std::move(notes);
+  return j;
+}
+
+void write_table_files(const Table& t, const std::filesystem::path& dir) {
+  const auto open = [](const std::filesystem::path& p) {
+    std::ofstream o(p, std::ios::binary | std::ios::trunc);
+    if (!o) throw std::runtime_error("cannot write " + p.string());
+    return o;
+  };
+  std::ofstream csv = open(dir / (t.id + ".csv"));
+  std::ofstream js = open(dir / (t.id + ".json"));
+  csv << "row,column,gpu,field,source,value,dimension,text,note\n";
+  // The JSON as table_json writes it, rows streamed: the head's members, "rows", then "notes".
+  const std::string head = dump1(table_head(t));  // "{\n \"caption\": ...\n}"
+  js << head.substr(0, head.size() - 2) << ",\n \"rows\": [";
+  bool first = true;
+  std::string line;
+  const std::vector<std::string> notes = each_row(t, [&](const std::vector<Cell>& row, const Notes& n) {
+    csv_row(csv, t, row, n);
+    line.assign(first ? "\n  " : ",\n  ");
+    put_row_json(line, row);
+    js.write(line.data(), static_cast<std::streamsize>(line.size()));
+    first = false;
+  });
+  js << (first ? "]" : "\n ]") << ",\n \"notes\": " << json(notes).dump(-1, ' ', false, json::error_handler_t::replace)
+     << "\n}\n";
+  if (!csv || !js) throw std::runtime_error("error writing " + t.id + ".csv/.json in " + dir.string());
 }
 
 }  // namespace ceiling::reports::detail
