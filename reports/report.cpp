@@ -12,6 +12,7 @@
 #include <thread>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <ctime>
 #include <fstream>
 #include <map>
@@ -433,7 +434,12 @@ ReportInput load_report_input(const std::vector<fs::path>& descriptors, const st
   for (const auto& p : results) {
     ResultsInput r;
     r.path = p;
+    const auto t0 = std::chrono::steady_clock::now();
     r.report = load_results(p);  // throws naming the file
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (took > 2)  // a long file: say what took the time
+      spdlog::info("{}: {} results and {} speedups read in {:.1f} s", p.string(), r.report.results.size(),
+                   r.report.speedups.size(), took);
     r.gpu_id = gpu_for_results(r.report, in.gpus);
     in.results.push_back(std::move(r));
   }
@@ -468,8 +474,40 @@ ReportOutput write_report(const ReportInput& in, const fs::path& dir_in, const W
     detail::write_file(stage / rel, content);
     files.insert(rel);
   };
+  // The inputs' copies, made on a thread while the tables and plots are made (declared out here:
+  // an error anywhere joins the thread before these go).
+  std::vector<std::pair<fs::path, fs::path>> copies;  // source, copy in the staging directory
+  std::exception_ptr copy_error;
+  std::thread copier;
   try {
     const std::string date = utc_now();
+    // ---- inputs, copied so the report can be re-made and checked later: named here, copied on
+    // a thread of their own (a results file may be gigabytes; not through memory) ----
+    json inputs = json::array();
+    {
+      std::set<std::string> used;
+      auto copy_input = [&](const fs::path& src, const std::string& kind) {
+        std::string base = src.filename().string(), rel = "inputs/" + base;
+        for (int k = 2; used.count(rel); ++k) rel = "inputs/" + std::to_string(k) + "-" + base;
+        used.insert(rel);
+        copies.emplace_back(src, stage / rel);
+        files.insert(rel);
+        inputs.push_back({{"kind", kind}, {"source", fs::absolute(src).string()}, {"copy", rel}});
+      };
+      for (const auto& g : in.gpus) {
+        copy_input(g.descriptor_path, "descriptor");
+        if (!g.probes_path.empty()) copy_input(g.probes_path, "probes");
+      }
+      for (const auto& r : in.results) copy_input(r.path, "validation");
+      fs::create_directories(stage / "inputs");
+    }
+    copier = std::thread([&copies, &copy_error] {
+      try {
+        for (const auto& [src, dst] : copies) fs::copy_file(src, dst);
+      } catch (...) {
+        copy_error = std::current_exception();
+      }
+    });
     // ---- tables ----
     auto tables = detail::build_tables(in);
     json tables_json = json::array();
@@ -539,24 +577,6 @@ ReportOutput write_report(const ReportInput& in, const fs::path& dir_in, const W
       r.spec = std::move(spec);
       plots.push_back(std::move(r));
     }
-    // ---- inputs, copied so the report can be re-made and checked later ----
-    json inputs = json::array();
-    std::set<std::string> used;
-    auto copy_input = [&](const fs::path& src, const std::string& kind) {
-      std::string base = src.filename().string(), rel = "inputs/" + base;
-      for (int k = 2; used.count(rel); ++k) rel = "inputs/" + std::to_string(k) + "-" + base;
-      used.insert(rel);
-      fs::create_directories((stage / rel).parent_path());
-      fs::copy_file(src, stage / rel);  // not through memory: a results file may be gigabytes
-      files.insert(rel);
-      inputs.push_back({{"kind", kind}, {"source", fs::absolute(src).string()}, {"copy", rel}});
-      return rel;
-    };
-    for (const auto& g : in.gpus) {
-      copy_input(g.descriptor_path, "descriptor");
-      if (!g.probes_path.empty()) copy_input(g.probes_path, "probes");
-    }
-    for (const auto& r : in.results) copy_input(r.path, "validation");
     for (const auto& r : in.results)
       if (r.gpu_id.empty())
         out.warnings.push_back(r.path.string() + ": no descriptor in this report matches its device; its tables are "
@@ -596,6 +616,8 @@ ReportOutput write_report(const ReportInput& in, const fs::path& dir_in, const W
     rj["sections"] = sections_json(doc);
     write("report.json", dump(rj) + "\n");
 
+    copier.join();
+    if (copy_error) std::rethrow_exception(copy_error);
     // ---- manifest (marks the directory as a ceiling report; hashes detect user edits) ----
     json man;
     man["schema"] = kReportSchema;
@@ -691,6 +713,7 @@ ReportOutput write_report(const ReportInput& in, const fs::path& dir_in, const W
       fs::remove_all(stage, ec);
     }
   } catch (...) {
+    if (copier.joinable()) copier.join();
     std::error_code ec;
     fs::remove_all(stage, ec);
     throw;
