@@ -1,5 +1,7 @@
 #include "stats.hpp"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -55,6 +57,29 @@ double geometric_mean(std::span<const double> values) {
     log_sum += std::log(x);
   }
   return std::exp(log_sum / static_cast<double>(values.size()));
+}
+
+std::string sample_flag(std::span<const double> values, std::span<const double> clocks_hz, double max_cv,
+                        double min_clock_ratio) {
+  double lo = 0, hi = 0;
+  for (const double c : clocks_hz) {
+    if (!(c > 0)) continue;
+    lo = lo > 0 ? std::min(lo, c) : c;
+    hi = std::max(hi, c);
+  }
+  char buf[160];
+  if (hi > 0 && lo < min_clock_ratio * hi) {
+    std::snprintf(buf, sizeof buf, "throttled: SM clock fell to %.0f MHz (max %.0f MHz)", lo / 1e6, hi / 1e6);
+    return buf;
+  }
+  if (max_cv > 0 && values.size() > 1) {
+    const Summary s = summarize(values);
+    if (s.cv > max_cv) {
+      std::snprintf(buf, sizeof buf, "noisy: CV %.4f > %.4f", s.cv, max_cv);
+      return buf;
+    }
+  }
+  return {};
 }
 
 }  // namespace ceiling

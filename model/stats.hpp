@@ -1,6 +1,7 @@
 // Small statistics used by every measurement: median, percentiles, spread.
 #pragma once
 #include <span>
+#include <string>
 #include <vector>
 
 namespace ceiling {
@@ -21,5 +22,13 @@ double median(std::span<const double> samples);
 double percentile(std::span<const double> samples, double p);
 Summary summarize(std::span<const double> samples);
 double geometric_mean(std::span<const double> values);  // throws on empty or non-positive
+
+// Why a probe's samples must not be taken at face value (the rules of gpu::time_kernel, for probes
+// that gather their own samples): "throttled: SM clock fell to X MHz (max Y MHz)" when a clock
+// sample is below min_clock_ratio x the largest, else "noisy: CV c > max_cv" when the values
+// spread more than max_cv (max_cv <= 0: spread not judged), else "". Non-positive clocks are not
+// samples (not measured). The descriptor keeps the median and flags it (MeasuredValue::flagged).
+std::string sample_flag(std::span<const double> values, std::span<const double> clocks_hz, double max_cv,
+                        double min_clock_ratio = 0.9);
 
 }  // namespace ceiling

@@ -58,7 +58,9 @@ MeasuredValue repeated_latency(mem::PointerChase& chase, mem::ChaseSpec spec, in
   const double ns = median(cyc) / clock * 1e9;
   char buf[96];
   std::snprintf(buf, sizeof buf, "; %.1f ns at the measured clock", ns);
-  return measured_from_samples(cyc, "pchase-latency", clock, false, note + buf);
+  // Repeats with other seeds agree to < 0.2% on H100/H200: a spread of 5% or a sagging clock is flagged.
+  const std::string flag = sample_flag(cyc, hz, 0.05);
+  return measured_from_samples(cyc, "pchase-latency", clock, !flag.empty(), note + buf + (flag.empty() ? "" : "; " + flag));
 }
 
 struct SweepPoint {
@@ -416,15 +418,19 @@ ProbeOutput run_per_sm(const ProbeContext& ctx, bool shared) {
                         : mem::l1_bandwidth_per_sm(ctx.quick ? 512 : 2048, ctx.quick ? 3 : 7);
   const double clock = median(r.sm_clock_hz);
   const std::string how = shared ? "ld.shared.v4 (LDS.128)" : "ld.global.ca.v4 (LDG.128) of a 32 KiB window";
-  MeasuredValue per_sm = measured_from_samples(r.bytes_per_clock, probe, clock, false,
-                                               how + ", 1024 threads per SM, median over SMs");
+  // Samples are repeats (each the median over SMs) with their clocks: flagged as time_kernel flags.
+  const std::string flag = sample_flag(r.bytes_per_clock, r.sm_clock_hz, 0.05);
+  const std::string flag_note = flag.empty() ? "" : "; " + flag;
+  MeasuredValue per_sm = measured_from_samples(r.bytes_per_clock, probe, clock, !flag.empty(),
+                                               how + ", 1024 threads per SM, median over SMs" + flag_note);
   out.fields.push_back({"memory." + level + ".bandwidth_per_sm", Dimension::bytes_per_cycle, per_sm});
   // Whole device: per SM x SMs x the clock measured in the same kernels.
   std::vector<double> dev;
   for (std::size_t i = 0; i < r.bytes_per_clock.size(); ++i)
     dev.push_back(r.bytes_per_clock[i] * ctx.sm_count * r.sm_clock_hz[i]);
   out.fields.push_back({"memory." + level + ".bandwidth", Dimension::bytes_per_second,
-                        measured_from_samples(dev, probe, clock, false, "bytes/clock/SM x SMs x measured SM clock")});
+                        measured_from_samples(dev, probe, clock, !flag.empty(),
+                                              "bytes/clock/SM x SMs x measured SM clock" + flag_note)});
   out.details = {{"bytes_per_clock_per_sm", r.bytes_per_clock}, {"sm_clock_hz", r.sm_clock_hz}};
   return out;
 }
@@ -433,8 +439,12 @@ ProbeOutput run_clock(const ProbeContext& ctx) {
   ProbeOutput out;
   std::vector<double> hz;
   for (int i = 0; i < (ctx.quick ? 3 : 7); ++i) hz.push_back(gpu::measure_sm_clock_hz(ctx.device, ctx.quick ? 0.02 : 0.05));
-  out.fields.push_back({"sm_clock", Dimension::hertz, measured_from_samples(hz, "sm-clock", median(hz), false,
-                                                          "clock64 over %globaltimer, every SM busy with FMAs")});
+  // A sample below 0.9 x the fastest: the clock sagged (power or thermal) while it was measured.
+  const std::string flag = sample_flag(hz, hz, 0);
+  out.fields.push_back({"sm_clock", Dimension::hertz,
+                        measured_from_samples(hz, "sm-clock", median(hz), !flag.empty(),
+                                              std::string("clock64 over %globaltimer, every SM busy with FMAs") +
+                                                  (flag.empty() ? "" : "; " + flag))});
   out.details = {{"samples_hz", hz}};
   return out;
 }

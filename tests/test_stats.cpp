@@ -45,3 +45,23 @@ TEST_CASE("geometric mean") {
   std::vector<double> bad{1, 0};
   CHECK_THROWS(geometric_mean(bad));
 }
+
+TEST_CASE("sample_flag: a sagging clock or a wide spread is named, steady samples pass") {
+  const std::vector<double> steady{100, 100.1, 99.9, 100.05};
+  const std::vector<double> clocks{1.98e9, 1.98e9, 1.97e9, 1.98e9};
+  CHECK(sample_flag(steady, clocks, 0.05).empty());
+  // One repeat at 1.60 GHz of 1.98: below 0.9 x the fastest.
+  const std::vector<double> sagging{1.98e9, 1.60e9, 1.98e9, 1.97e9};
+  CHECK(sample_flag(steady, sagging, 0.05) == "throttled: SM clock fell to 1600 MHz (max 1980 MHz)");
+  // 1.79 of 1.98 GHz is 0.904: not throttled by the 0.9 rule.
+  const std::vector<double> mild{1.98e9, 1.79e9};
+  CHECK(sample_flag(steady, mild, 0.05).empty());
+  const std::vector<double> noisy{100, 130, 80, 110};
+  CHECK(sample_flag(noisy, clocks, 0.05).rfind("noisy: CV 0.198", 0) == 0);  // sd 20.8 of mean 105
+  CHECK(sample_flag(noisy, clocks, 0).empty());  // spread not judged
+  // Unmeasured clocks (0) are not samples; one value has no spread.
+  const std::vector<double> none{0, 0};
+  CHECK(sample_flag(steady, none, 0.05).empty());
+  const std::vector<double> one{5};
+  CHECK(sample_flag(one, none, 0.05).empty());
+}
