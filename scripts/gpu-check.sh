@@ -5,7 +5,7 @@
 # validate against the shipped descriptor and the calibrated one, report, full `ceiling run` end to
 # end, compute-sanitizer memcheck on the tiny GPU-test configurations, memcheck/racecheck/synccheck
 # over calibrate --quick and the GPU tests, and calibrate killed with SIGKILL then resumed.
-# Sanitizers and resume only (~5 min on an H100): SANITIZE_ONLY=1 bash scripts/gpu-check.sh BUNDLE OUTDIR [ID]
+# Sanitizers and resume only (~10 min on an H100): SANITIZE_ONLY=1 bash scripts/gpu-check.sh BUNDLE OUTDIR [ID]
 # Leaves OUTDIR/summary.log (read it first) and OUTDIR/all.tgz (every file written).
 set -uo pipefail
 B=$(cd "${1:?usage: gpu-check.sh BUNDLE OUTDIR [ID]}" && pwd)
@@ -64,10 +64,22 @@ fi  # SANITIZE_ONLY
 step "compute-sanitizer: memcheck, racecheck, synccheck (every quick probe via calibrate --quick, every kernel variant via the GPU tests' tiny sizes)"
 # Each run is bounded to 45 s so this step stays under 5 minutes on an H100; rc 124 = cut short.
 for tool in memcheck racecheck synccheck; do
-  t=$(date +%s%N)
-  timeout 45 compute-sanitizer --tool $tool --error-exitcode 99 "$B/bin/ceiling" calibrate --quick --base "$ID" \
-    --out "$W/sanitize-$tool/$ID.yaml" > "$W/$tool-calibrate.log" 2>&1
-  echo "$tool calibrate --quick rc=$? $(ms $t) ms: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$W/$tool-calibrate.log" | tail -1)" | tee -a "$S"
+  if [[ $tool == racecheck ]]; then
+    # racecheck is slow on the memory ramp's many launches (174 s on an H100): one probe at a
+    # time, each with its own limit, so every probe is covered.
+    for p in $("$B/bin/ceiling" calibrate --list | awk '/^[a-z]/ {print $1}'); do
+      lim=90; [[ $p == memory-ramp ]] && lim=240
+      t=$(date +%s%N)
+      timeout $lim compute-sanitizer --tool racecheck --error-exitcode 99 "$B/bin/ceiling" calibrate --quick --probes "$p" \
+        --base "$ID" --out "$W/sanitize-racecheck-$p/$ID.yaml" > "$W/racecheck-calibrate-$p.log" 2>&1
+      echo "racecheck calibrate --quick --probes $p rc=$? $(ms $t) ms: $(grep -E 'RACECHECK SUMMARY' "$W/racecheck-calibrate-$p.log" | tail -1)" | tee -a "$S"
+    done
+  else
+    t=$(date +%s%N)
+    timeout 45 compute-sanitizer --tool $tool --error-exitcode 99 "$B/bin/ceiling" calibrate --quick --base "$ID" \
+      --out "$W/sanitize-$tool/$ID.yaml" > "$W/$tool-calibrate.log" 2>&1
+    echo "$tool calibrate --quick rc=$? $(ms $t) ms: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$W/$tool-calibrate.log" | tail -1)" | tee -a "$S"
+  fi
   t=$(date +%s%N)
   timeout 45 compute-sanitizer --tool $tool --error-exitcode 99 "$B/bin/ceiling_gpu_tests" > "$W/$tool-gpu-tests.log" 2>&1
   echo "$tool GPU tests rc=$? $(ms $t) ms: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$W/$tool-gpu-tests.log" | tail -1)" | tee -a "$S"
