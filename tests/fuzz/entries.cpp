@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 
 #include "model/descriptor.hpp"
 #include "model/json_file.hpp"
+#include "model/json_stream.hpp"
 #include "model/kernel_kind.hpp"
 #include "model/kernel_model.hpp"
 #include "model/units.hpp"
@@ -262,6 +264,54 @@ std::string units(const std::uint8_t* data, std::size_t size, const fs::path&) {
   return {};
 }
 
+// The document the streaming reader's tokens spell (first: the token just read).
+nlohmann::json pulled(JsonPull& in, JsonPull::Tok first) {
+  using Tok = JsonPull::Tok;
+  switch (first) {
+    case Tok::begin_object: {
+      nlohmann::json o = nlohmann::json::object();
+      for (Tok k; (k = in.next()) != Tok::end_object;) {
+        if (k != Tok::key) throw std::logic_error("pull: a member without a key");
+        const std::string key = in.text();
+        o[key] = pulled(in, in.next());
+      }
+      return o;
+    }
+    case Tok::begin_array: {
+      nlohmann::json a = nlohmann::json::array();
+      for (Tok t; (t = in.next()) != Tok::end_array;) a.push_back(pulled(in, t));
+      return a;
+    }
+    case Tok::string: return in.text();
+    case Tok::number: return in.number();
+    case Tok::boolean: return in.flag();
+    case Tok::null: return nullptr;
+    default: throw std::logic_error("pull: a value expected");
+  }
+}
+
+// Numbers compared as doubles (the pull reader has no integer type).
+bool same_json(const nlohmann::json& a, const nlohmann::json& b) {
+  if (a.is_number() && b.is_number()) return a.get<double>() == b.get<double>();
+  if (a.type() != b.type()) return false;
+  if (a.is_object()) {
+    if (a.size() != b.size()) return false;
+    for (auto it = a.begin(); it != a.end(); ++it)
+      if (!b.contains(it.key()) || !same_json(it.value(), b.at(it.key()))) return false;
+    return true;
+  }
+  if (a.is_array()) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!same_json(a[i], b[i])) return false;
+    return true;
+  }
+  return a == b;
+}
+
+// The bounded JSON reader, and beside it the streaming reader (validation results) on the same
+// file and limits: both accept the same files with the same values and refuse the same files,
+// each refusal one line naming the file.
 std::string json(const std::uint8_t* data, std::size_t size, const fs::path& scratch) {
   const fs::path file = scratch / "fuzz.json";
   spit(file, data, size);
@@ -269,15 +319,34 @@ std::string json(const std::uint8_t* data, std::size_t size, const fs::path& scr
   limits.max_bytes = 1 << 20;
   limits.max_depth = 16;
   limits.max_string_bytes = 4096;
+  std::optional<nlohmann::json> reference;
   try {
-    const nlohmann::json j = read_json_file(file, "fuzz input", limits);
+    nlohmann::json j = read_json_file(file, "fuzz input", limits);
     (void)j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     if (j.is_object()) (void)json_member(j, "schema", nlohmann::json::value_t::string, file);
+    reference = std::move(j);
   } catch (const JsonFileError& e) {
-    return judge_error(e.what(), file.string(), "json");
+    if (auto bad = judge_error(e.what(), file.string(), "json"); !bad.empty()) return bad;
   } catch (const std::exception& e) {
     return std::string("json: not a JsonFileError: ") + e.what();
   }
+  std::optional<nlohmann::json> streamed;
+  std::string refusal;
+  try {
+    JsonPull in(file, "fuzz input", limits);
+    nlohmann::json v = pulled(in, in.next());
+    if (in.next() != JsonPull::Tok::end) return "json_stream: tokens after the top-level value";
+    streamed = std::move(v);
+  } catch (const JsonFileError& e) {
+    refusal = e.what();
+    if (auto bad = judge_error(refusal, file.string(), "json_stream"); !bad.empty()) return bad;
+  } catch (const std::exception& e) {
+    return std::string("json_stream: not a JsonFileError: ") + e.what();
+  }
+  if (reference.has_value() != streamed.has_value())
+    return reference ? "json_stream: refuses a file nlohmann reads: " + refusal
+                     : std::string("json_stream: accepts a file nlohmann refuses");
+  if (reference && !same_json(*reference, *streamed)) return "json_stream: reads other values than nlohmann";
   return {};
 }
 
