@@ -321,10 +321,9 @@ std::string json(const std::uint8_t* data, std::size_t size, const fs::path& scr
   limits.max_string_bytes = 4096;
   std::optional<nlohmann::json> reference;
   try {
-    nlohmann::json j = read_json_file(file, "fuzz input", limits);
-    (void)j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    if (j.is_object()) (void)json_member(j, "schema", nlohmann::json::value_t::string, file);
-    reference = std::move(j);
+    reference = read_json_file(file, "fuzz input", limits);  // the file is read: the verdict to match
+    (void)reference->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (reference->is_object()) (void)json_member(*reference, "schema", nlohmann::json::value_t::string, file);
   } catch (const JsonFileError& e) {
     if (auto bad = judge_error(e.what(), file.string(), "json"); !bad.empty()) return bad;
   } catch (const std::exception& e) {
