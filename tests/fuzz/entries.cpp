@@ -342,6 +342,10 @@ std::string json(const std::uint8_t* data, std::size_t size, const fs::path& scr
   } catch (const std::exception& e) {
     return std::string("json_stream: not a JsonFileError: ") + e.what();
   }
+  // The one known difference: nlohmann ends the input at a NUL byte (anything after it is never
+  // read); the streaming reader refuses bytes after the value, a NUL included.
+  if (reference && !streamed && refusal.find("unexpected byte 0x00 after the top-level value") != std::string::npos)
+    return {};
   if (reference.has_value() != streamed.has_value())
     return reference ? "json_stream: refuses a file nlohmann reads: " + refusal
                      : std::string("json_stream: accepts a file nlohmann refuses");
