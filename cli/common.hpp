@@ -24,6 +24,7 @@ Subcommand add_calibrate(CLI::App& root);
 Subcommand add_validate(CLI::App& root);
 Subcommand add_report(CLI::App& root);
 Subcommand add_run(CLI::App& root);
+Subcommand add_profile(CLI::App& root);
 
 // In-process entry points, so `ceiling run` chains calibrate -> validate -> report without
 // re-parsing arguments. Each cmd_<name>.cpp owns its options struct's meaning.

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   subs.push_back(ceiling::cli::add_validate(app));
   subs.push_back(ceiling::cli::add_report(app));
   subs.push_back(ceiling::cli::add_run(app));
+  subs.push_back(ceiling::cli::add_profile(app));
 
   try {
     app.parse(argc, argv);
