@@ -34,7 +34,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct ProfileArgs {
-  std::string hw, from_ncu, out, csv_out, ncu, kernel_regex;
+  std::string hw, from_ncu, out, csv_out, ncu, kernel_regex, filter_mode;
   int launch_skip = -1, launch_count = -1;
   std::vector<std::string> ncu_args, app;
   bool per_launch = false, json = false, print_metrics = false;
@@ -156,7 +156,8 @@ std::string diagnose(const std::string& out, int rc, const ProfileArgs& a, const
         first = line;
         break;
       }
-    return "ncu failed (exit " + std::to_string(rc) + ")" + (first.empty() ? std::string{} : ": " + first);
+    return (rc > 128 ? "ncu was killed by signal " + std::to_string(rc - 128) : "ncu failed (exit " + std::to_string(rc) + ")") +
+           (first.empty() ? std::string{} : ": " + first);
   }
   return {};
 }
@@ -189,8 +190,9 @@ int run_profile(const ProfileArgs& a) {
     throw std::runtime_error(a.app.empty() ? "profile: give the application after -- (ceiling profile -- ./app args) "
                                              "or an export with --from-ncu FILE.csv"
                                            : "profile: give an application or --from-ncu, not both");
-  if (!a.from_ncu.empty() && (!a.kernel_regex.empty() || a.launch_skip >= 0 || a.launch_count >= 0 || !a.ncu_args.empty()))
-    throw std::runtime_error("profile: --kernel-regex, --launch-skip, --launch-count and --ncu-arg choose what ncu "
+  if (!a.from_ncu.empty() && (!a.kernel_regex.empty() || a.launch_skip >= 0 || a.launch_count >= 0 || !a.ncu_args.empty() ||
+                               !a.filter_mode.empty()))
+    throw std::runtime_error("profile: --kernel-regex, --launch-skip, --launch-count, --filter-mode and --ncu-arg choose what ncu "
                              "profiles; with --from-ncu the export is already made");
   if (!a.csv_out.empty() && !a.from_ncu.empty())
     throw std::runtime_error("profile: --csv-out keeps the export of a run; --from-ncu reads one");
@@ -235,13 +237,19 @@ int run_profile(const ProfileArgs& a) {
       ncu_command.push_back("--launch-count");
       ncu_command.push_back(std::to_string(a.launch_count));
     }
+    if (!a.filter_mode.empty()) {
+      ncu_command.push_back("--filter-mode");
+      ncu_command.push_back(a.filter_mode);
+    }
     for (const auto& x : a.ncu_args) ncu_command.push_back(x);
     ncu_command.push_back("--log-file");
     ncu_command.push_back(csv.string());
     for (const auto& x : a.app) ncu_command.push_back(x);
     std::string shown;
     for (const auto& x : ncu_command) shown += (shown.empty() ? "" : " ") + quote(x);
-    spdlog::info("profile: {}", shown);
+    spdlog::info("profile: running {} under ncu ({} metrics, --clock-control none; -v shows the command)",
+                 quote(a.app.front()), profile_metrics().size());
+    spdlog::debug("profile: {}", shown);
     std::string tail;
     const int rc = run_child(ncu_command, tail);
     const std::string log = read_text(csv);
@@ -295,6 +303,10 @@ Subcommand add_profile(CLI::App& root) {
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--launch-count", a->launch_count, "Profile at most this many launches (ncu --launch-count)")
       ->check(CLI::PositiveNumber);
+  sub->add_option("--filter-mode", a->filter_mode,
+                  "How --launch-skip/--launch-count apply (ncu --filter-mode): global, per-gpu, or per-launch-config "
+                  "(N launches of each kernel and launch configuration)")
+      ->check(CLI::IsMember({"global", "per-gpu", "per-launch-config"}));
   sub->add_option("--ncu", a->ncu, "The ncu to run (default: $CEILING_NCU, PATH, /usr/local/cuda/bin/ncu)");
   sub->add_option("--ncu-arg", a->ncu_args, "One more argument for ncu, e.g. --ncu-arg=--target-processes=all (repeatable)")
       ->allow_extra_args(false);

@@ -31,11 +31,11 @@ std::string thread_op(const char* op) { return std::string("smsp__sass_thread_in
 // CUDA-core flops per precision: add and mul count 1, FMA 2 (per thread instruction).
 struct CudaCoreOps {
   Precision p;
-  const char *add, *mul, *fma;
+  const char *add, *mul, *fma, *category;
 };
-constexpr CudaCoreOps kCudaCoreOps[] = {{Precision::fp64, "dadd", "dmul", "dfma"},
-                                         {Precision::fp32, "fadd", "fmul", "ffma"},
-                                         {Precision::fp16, "hadd", "hmul", "hfma"}};
+constexpr CudaCoreOps kCudaCoreOps[] = {{Precision::fp64, "dadd", "dmul", "dfma", "fp64"},
+                                         {Precision::fp32, "fadd", "fmul", "ffma", "fp32"},
+                                         {Precision::fp16, "hadd", "hmul", "hfma", "fp16"}};
 
 struct TensorPath {
   Precision p;
@@ -188,6 +188,7 @@ void add_counts(ProfileCounts& into, const ProfileCounts& c) {
   for (const auto& [p, f] : c.cuda_core_flop) into.cuda_core_flop[p] += f;
   for (const auto& [p, f] : c.tensor_core_flop) into.tensor_core_flop[p] += f;
   for (const auto& [k, v] : c.tensor_instructions) into.tensor_instructions[k] += v;
+  for (const auto& [p, v] : c.other_fp_instructions) into.other_fp_instructions[p] += v;
   for (const auto& [l, t] : c.traffic) {
     auto& d = into.traffic[l];
     d.read_bytes += t.read_bytes;
@@ -287,6 +288,11 @@ const std::vector<ProfileMetric>& profile_metrics() {
         v.push_back({thread_op(op), true,
                      std::string("W on CUDA cores, ") + std::string(to_string(o.p)) + " " + op +
                          (std::string(op).find("fma") != std::string::npos ? " (2 flop each)" : " (1 flop each)")});
+    for (const auto& o : kCudaCoreOps)
+      v.push_back({thread_op(o.category), false,
+                   "all " + std::string(to_string(o.p)) +
+                       " thread instructions: those that are not add/mul/fma (BF16 math, conversions, compares) are "
+                       "reported as not counted in W"});
     v.push_back({kL2Read, false, "Q at L2, read by L1 (sectors x 32 B)"});
     v.push_back({kL2Write, false, "Q at L2, written by L1 (sectors x 32 B)"});
     v.push_back({kL1, false, "Q at L1 (global and local bytes requested)"});
@@ -324,8 +330,10 @@ ProfileCounts launch_counts(const NcuLaunch& l) {
   ProfileCounts c;
   c.time_s = l.get_or(kTime, 0);
   for (const auto& o : kCudaCoreOps) {
-    const double f = l.get_or(thread_op(o.add), 0) + l.get_or(thread_op(o.mul), 0) + 2 * l.get_or(thread_op(o.fma), 0);
-    if (f > 0) c.cuda_core_flop[o.p] = f;
+    const double add = l.get_or(thread_op(o.add), 0), mul = l.get_or(thread_op(o.mul), 0), fma = l.get_or(thread_op(o.fma), 0);
+    if (const double f = add + mul + 2 * fma; f > 0) c.cuda_core_flop[o.p] = f;
+    if (const auto all = l.get(thread_op(o.category)); all && *all > add + mul + fma)
+      c.other_fp_instructions[o.p] = *all - (add + mul + fma);
   }
   for (const auto& t : kTensorPaths)
     if (const double f = l.get_or(t.metric, 0); f > 0) c.tensor_core_flop[t.p] = f;
@@ -464,6 +472,14 @@ ProfileResult analyse_profile(const NcuExport& ex, const HardwareDescriptor& hw,
     if (k.bounded_by.empty()) k.bounded_by = "none";
     k.efficiency = k.counts.time_s > 0 ? k.bound_s / k.counts.time_s : 0;
     k.verdict = k.counts.time_s < k.bound_s ? "beats-bound" : "within-bound";
+    for (const auto& [p, n] : k.counts.other_fp_instructions) {
+      const auto f = k.counts.cuda_core_flop.find(p);
+      const double counted = f == k.counts.cuda_core_flop.end() ? 0 : f->second;
+      if (n > counted && n > 0)
+        r.notes.push_back("'" + k.short_name + "': " + num(n, 3) + " " + std::string(to_string(p)) +
+                          " thread instructions that are not add/mul/fma (BF16 math, conversions, compares) are not "
+                          "counted in W (counted: " + num(counted, 3) + " flop)");
+    }
     speedup_of(cx, k);
     if (!opt.per_launch) k.per_launch.clear();
   }
@@ -499,6 +515,9 @@ nlohmann::json profile_to_json(const ProfileResult& r) {
     }
     j["work"] = {{"cuda_core", cc}, {"tensor_core", tc}};
     j["tensor_instructions"] = ti;
+    json of = json::object();
+    for (const auto& [p, n] : c.other_fp_instructions) of[std::string(to_string(p))] = n;
+    j["other_fp_thread_instructions"] = of;
     j["traffic"] = tr;
     return j;
   };
@@ -612,8 +631,18 @@ std::string profile_table(const ProfileResult& r, std::size_t max_rows) {
   for (const auto& k : r.kernels) ++uses[k.short_name];
   const auto label = [&](const ProfileKernel& k) {
     if (uses[k.short_name] < 2) return k.short_name;
+    // The template arguments after the name, without the parameter list.
     const auto p = k.name.find(k.short_name);
-    std::string rest = p == std::string::npos ? k.name : k.name.substr(p + k.short_name.size());
+    std::string rest = p == std::string::npos ? std::string{} : k.name.substr(p + k.short_name.size());
+    int depth = 0;
+    for (std::size_t i = 0; i < rest.size(); ++i) {
+      if (rest[i] == '<') ++depth;
+      if (rest[i] == '>' && depth > 0) --depth;
+      if (rest[i] == '(' && depth == 0) {
+        rest.resize(i);
+        break;
+      }
+    }
     return k.short_name + rest;
   };
   os << pad("share", 6, true) << " " << pad("time", 10, true) << " " << pad("n", 4, true) << "  " << pad("kernel", 34)

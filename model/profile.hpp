@@ -57,6 +57,9 @@ struct ProfileCounts {
   std::map<Precision, double> cuda_core_flop;    // by precision
   std::map<Precision, double> tensor_core_flop;  // by source type (fp64, fp16, bf16, tf32, fp8, int8)
   std::map<std::string, double> tensor_instructions;  // "dmma", "hmma", "imma", "gmma"
+  // Thread instructions of a precision that are not add/mul/fma (ncu's fp64/fp32/fp16 category
+  // minus them): BF16 arithmetic, conversions, compares, min/max. Not in W; a note names them.
+  std::map<Precision, double> other_fp_instructions;
   std::map<MemoryLevelKind, LevelTraffic> traffic;    // levels whose counters are present
   double work_flop() const;
   double tensor_flop() const;
