@@ -332,8 +332,14 @@ ProfileCounts launch_counts(const NcuLaunch& l) {
   for (const auto& o : kCudaCoreOps) {
     const double add = l.get_or(thread_op(o.add), 0), mul = l.get_or(thread_op(o.mul), 0), fma = l.get_or(thread_op(o.fma), 0);
     if (const double f = add + mul + 2 * fma; f > 0) c.cuda_core_flop[o.p] = f;
-    if (const auto all = l.get(thread_op(o.category)); all && *all > add + mul + fma)
-      c.other_fp_instructions[o.p] = *all - (add + mul + fma);
+    // ncu counts a warp's tensor instruction as 32 thread instructions of its category (DMMA in
+    // fp64, HMMA/HGMMA in fp16): those are W already, through the tensor path.
+    const double tensor_threads =
+        32 * (o.p == Precision::fp64   ? l.get_or(tensor_inst("dmma"), 0)
+              : o.p == Precision::fp16 ? l.get_or(tensor_inst("hmma"), 0)
+                                       : 0.0);
+    if (const auto all = l.get(thread_op(o.category)); all && *all > add + mul + fma + tensor_threads)
+      c.other_fp_instructions[o.p] = *all - (add + mul + fma + tensor_threads);
   }
   for (const auto& t : kTensorPaths)
     if (const double f = l.get_or(t.metric, 0); f > 0) c.tensor_core_flop[t.p] = f;
@@ -473,12 +479,12 @@ ProfileResult analyse_profile(const NcuExport& ex, const HardwareDescriptor& hw,
     k.efficiency = k.counts.time_s > 0 ? k.bound_s / k.counts.time_s : 0;
     k.verdict = k.counts.time_s < k.bound_s ? "beats-bound" : "within-bound";
     for (const auto& [p, n] : k.counts.other_fp_instructions) {
-      const auto f = k.counts.cuda_core_flop.find(p);
-      const double counted = f == k.counts.cuda_core_flop.end() ? 0 : f->second;
-      if (n > counted && n > 0)
+      // Worth a line where they are more than 1% of W in a kernel of at least 1% of the time.
+      const double counted = k.counts.work_flop();
+      if (n > 0.01 * counted && k.time_share >= 0.01)
         r.notes.push_back("'" + k.short_name + "': " + num(n, 3) + " " + std::string(to_string(p)) +
-                          " thread instructions that are not add/mul/fma (BF16 math, conversions, compares) are not "
-                          "counted in W (counted: " + num(counted, 3) + " flop)");
+                          " thread instructions that are not add/mul/fma (conversions, compares, min/max, special "
+                          "functions) are not counted in W (W: " + num(counted, 3) + " flop)");
     }
     speedup_of(cx, k);
     if (!opt.per_launch) k.per_launch.clear();

@@ -64,7 +64,13 @@ def main(argv):
             for r in cands:
                 if all(size_text(r) != size_text(d) for d in distinct):
                     distinct.append(r)
-            in_order = len(k["per_launch"]) == len(distinct)
+            def probe_of(l):
+                tr = l["counts"]["traffic"]
+                return tr.get("l2", {}).get("bytes", 0) or tr.get("dram", {}).get("bytes", 0)
+
+            in_order = len(k["per_launch"]) == len(distinct) and all(
+                abs(math.log(max(probe_of(l), 1) / r["traffic_bytes"])) < math.log(4)
+                for l, r in zip(k["per_launch"], distinct))
             for i, l in enumerate(k["per_launch"]):
                 c = l["counts"]
                 tr = c["traffic"]

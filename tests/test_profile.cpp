@@ -435,3 +435,26 @@ TEST_CASE("ceiling profile -- APP: runs ncu with ceiling's metrics and filters; 
   unsetenv("FAKE_NCU_EXPORT");
   fs::remove_all(dir);
 }
+
+TEST_CASE("profile: H200 export with the FP category counts: tensor instructions are not 'other' work") {
+  const NcuExport ex = read_ncu_csv(kData / "h200-torch.csv", metric_names());
+  const ProfileResult r =
+      analyse_profile(ex, load_descriptor(fs::path(CEILING_SOURCE_DIR) / "hardware" / "h200.yaml"));
+  CHECK(r.launches == 55);
+  bool missing_note = false, conversion_note = false;
+  for (const auto& n : r.notes) {
+    missing_note |= n.find("the export lacks") != std::string::npos;
+    conversion_note |= n.find("'vectorized_elementwise_kernel': 6.71e+07 fp64 thread instructions that are not "
+                              "add/mul/fma") != std::string::npos;
+  }
+  CHECK_FALSE(missing_note);  // recorded with the whole metric set
+  CHECK(conversion_note);     // the BF16 -> FP64 copy: FP64 instructions, no flops
+  for (const auto& k : r.kernels) {
+    CHECK_MESSAGE(k.verdict == "within-bound", k.short_name);
+    // ncu counts each DMMA as 32 FP64 thread instructions: subtracted, they are W through the tensor path.
+    if (k.name.find("sm90_xmma_gemm_f64f64_f64f64_f64_nn_n_tilesize128x64x16") != std::string::npos) {
+      CHECK(k.counts.tensor_instructions.at("dmma") > 0);
+      CHECK(k.counts.other_fp_instructions.count(Precision::fp64) == 0);
+    }
+  }
+}
