@@ -34,7 +34,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct ProfileArgs {
-  std::string hw, from_ncu, out, csv_out, ncu, kernel_regex, filter_mode;
+  std::string hw, from_ncu, out, csv_out, ncu, kernel_regex, filter_mode, cache_control;
   int launch_skip = -1, launch_count = -1;
   std::vector<std::string> ncu_args, app;
   bool per_launch = false, json = false, print_metrics = false;
@@ -191,7 +191,7 @@ int run_profile(const ProfileArgs& a) {
                                              "or an export with --from-ncu FILE.csv"
                                            : "profile: give an application or --from-ncu, not both");
   if (!a.from_ncu.empty() && (!a.kernel_regex.empty() || a.launch_skip >= 0 || a.launch_count >= 0 || !a.ncu_args.empty() ||
-                               !a.filter_mode.empty()))
+                               !a.filter_mode.empty() || !a.cache_control.empty()))
     throw std::runtime_error("profile: --kernel-regex, --launch-skip, --launch-count, --filter-mode and --ncu-arg choose what ncu "
                              "profiles; with --from-ncu the export is already made");
   if (!a.csv_out.empty() && !a.from_ncu.empty())
@@ -236,6 +236,10 @@ int run_profile(const ProfileArgs& a) {
     if (a.launch_count >= 0) {
       ncu_command.push_back("--launch-count");
       ncu_command.push_back(std::to_string(a.launch_count));
+    }
+    if (!a.cache_control.empty()) {
+      ncu_command.push_back("--cache-control");
+      ncu_command.push_back(a.cache_control);
     }
     if (!a.filter_mode.empty()) {
       ncu_command.push_back("--filter-mode");
@@ -307,6 +311,10 @@ Subcommand add_profile(CLI::App& root) {
                   "How --launch-skip/--launch-count apply (ncu --filter-mode): global, per-gpu, or per-launch-config "
                   "(N launches of each kernel and launch configuration)")
       ->check(CLI::IsMember({"global", "per-gpu", "per-launch-config"}));
+  sub->add_option("--cache-control", a->cache_control,
+                  "ncu --cache-control: all (ncu's default: caches flushed before each launch, every launch cold) or "
+                  "none (warm: what the application left in the L2 stays)")
+      ->check(CLI::IsMember({"all", "none"}));
   sub->add_option("--ncu", a->ncu, "The ncu to run (default: $CEILING_NCU, PATH, /usr/local/cuda/bin/ncu)");
   sub->add_option("--ncu-arg", a->ncu_args, "One more argument for ncu, e.g. --ncu-arg=--target-processes=all (repeatable)")
       ->allow_extra_args(false);

@@ -2,6 +2,7 @@
 #include "profile.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -486,6 +487,10 @@ ProfileResult analyse_profile(const NcuExport& ex, const HardwareDescriptor& hw,
                           " thread instructions that are not add/mul/fma (conversions, compares, min/max, special "
                           "functions) are not counted in W (W: " + num(counted, 3) + " flop)");
     }
+    if (k.counts.cuda_core_flop.count(Precision::fp16) && k.time_share >= 0.01)
+      r.notes.push_back("'" + k.short_name + "': FP16 CUDA-core W counts each HFMA2/HADD2/HMUL2 thread instruction as "
+                        "one FMA/add/mul (ncu counts instructions, not the two halves): packed half2 math is counted "
+                        "at half its flops, so its compute term is low (the bound stays a bound)");
     speedup_of(cx, k);
     if (!opt.per_launch) k.per_launch.clear();
   }
@@ -649,7 +654,23 @@ std::string profile_table(const ProfileResult& r, std::size_t max_rows) {
         break;
       }
     }
-    return k.short_name + rest;
+    // Namespaces take room and tell little: "at::native::", "std::".
+    std::string shown;
+    for (std::size_t i = 0; i < rest.size(); ++i) {
+      if (std::isalnum(static_cast<unsigned char>(rest[i])) || rest[i] == '_') {
+        std::size_t j = i;
+        while (j < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[j])) || rest[j] == '_')) ++j;
+        if (rest.compare(j, 2, "::") == 0) {
+          i = j + 1;
+          continue;
+        }
+        shown += rest.substr(i, j - i);
+        i = j - 1;
+        continue;
+      }
+      shown += rest[i];
+    }
+    return shown;
   };
   os << pad("share", 6, true) << " " << pad("time", 10, true) << " " << pad("n", 4, true) << "  " << pad("kernel", 34)
      << " " << pad("unit", 9) << " " << pad("W", 9, true) << " " << pad("Q dram", 9, true) << " " << pad("I dram", 7, true)
@@ -681,11 +702,27 @@ std::string profile_table(const ProfileResult& r, std::size_t max_rows) {
       sp = "- (" + k.speedup_missing + ")";
     }
     os << pad(pct(k.time_share), 6, true) << " " << pad(short_quantity(k.counts.time_s, Dimension::seconds), 10, true)
-       << " " << pad(std::to_string(k.launches), 4, true) << "  " << pad(label(k), 34) << " " << pad(unit, 9) << " "
+       << " " << pad(std::to_string(k.launches), 4, true) << "  " << pad(k.short_name, 34) << " " << pad(unit, 9) << " "
        << pad(flop_text(k.counts.work_flop()), 9, true) << " " << pad(short_quantity(qd, Dimension::bytes), 9, true) << " "
        << pad(idram == k.intensity.end() ? "-" : num(idram->second, 3), 7, true) << "  " << pad(k.bounded_by, 16) << " "
        << pad(short_quantity(k.bound_s, Dimension::seconds), 10, true) << " " << pad(pct(k.efficiency), 6, true)
        << (k.verdict == "beats-bound" ? "! " : "  ") << sp << "\n";
+    // Kernels that share a name: their template arguments on a line of their own.
+    if (uses[k.short_name] > 1) {
+      std::string args = label(k);
+      if (args.size() > 150) args = args.substr(0, 149) + "~";
+      os << pad("", 25) << "`- " << (args.empty() ? "(no template arguments)" : args) << "\n";
+    }
+    // --per-launch: each launch under its kernel (grid, clock, what bounds it).
+    for (const auto& l : k.per_launch) {
+      const auto ld = l.counts.traffic.find(MemoryLevelKind::dram);
+      const double lq = ld == l.counts.traffic.end() ? 0 : ld->second.bytes();
+      os << pad("", 6) << " " << pad(short_quantity(l.counts.time_s, Dimension::seconds), 10, true) << " " << pad("", 4)
+         << "    launch " << pad(l.id + " grid " + l.grid, 28) << " " << pad(l.clock_hz > 0 ? short_quantity(l.clock_hz, Dimension::hertz) : "", 9)
+         << " " << pad(flop_text(l.counts.work_flop()), 9, true) << " " << pad(short_quantity(lq, Dimension::bytes), 9, true)
+         << " " << pad("", 7) << "  " << pad(l.bounded_by, 16) << " " << pad(short_quantity(l.bound_s, Dimension::seconds), 10, true)
+         << " " << pad(pct(l.efficiency), 6, true) << (l.verdict == "beats-bound" ? "!" : "") << "\n";
+    }
   }
   std::size_t beats = 0;
   for (const auto& k : r.kernels) beats += k.verdict == "beats-bound";

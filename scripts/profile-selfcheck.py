@@ -27,6 +27,11 @@ KNOWN = {
     "csrmv_v3_kernel": ("spmv-csr", "cuda_core", "cusparse"),
     "spmv_packed_cuda_core": ("spmv-csr", "cuda_core", "packed"),
     "spmv_tensor_core_groups": ("spmv-csr", "tensor_core", None),
+    "intensity_cuda_core_fp64": ("intensity", "cuda_core", None, "fp64"),
+    "intensity_cuda_core_fp32": ("intensity", "cuda_core", None, "fp32"),
+    "intensity_cuda_core_fp16": ("intensity", "cuda_core", None, "fp16"),
+    "intensity_tensor_core_fp64": ("intensity", "tensor_core", None, "fp64"),
+    "intensity_tensor_core_fp16": ("intensity", "tensor_core", None, "fp16"),
 }
 
 
@@ -52,7 +57,8 @@ def main(argv):
             if not key:
                 continue
             cands = [r for r in val["results"] if r["kernel"] == key[0] and r["variant"] == key[1]
-                     and (key[2] is None or r.get("implementation") == key[2])]
+                     and (key[2] is None or r.get("implementation") == key[2])
+                     and (len(key) < 4 or r.get("precision") == key[3])]
             if not cands:
                 continue
             if not k.get("per_launch"):

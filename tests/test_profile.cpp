@@ -401,7 +401,7 @@ TEST_CASE("ceiling profile -- APP: runs ncu with ceiling's metrics and filters; 
   setenv("FAKE_NCU_EXPORT", (kData / "h100-scale.csv").c_str(), 1);
   setenv("FAKE_NCU_ARGS", args_file.c_str(), 1);
   setenv("FAKE_NCU_MODE", "ok", 1);
-  auto r = run_ceiling(base + "--kernel-regex 'scale_' --launch-skip 3 --launch-count 2 --filter-mode per-launch-config "
+  auto r = run_ceiling(base + "--kernel-regex 'scale_' --launch-skip 3 --launch-count 2 --filter-mode per-launch-config --cache-control none "
                               "--out '" + out_json + "' --csv-out '" + kept + "' -- ./my_app --size 4",
                        true);
   CHECK(r.rc == 0);
@@ -410,7 +410,7 @@ TEST_CASE("ceiling profile -- APP: runs ncu with ceiling's metrics and filters; 
   const std::string args = slurp(args_file);
   for (const char* a : {"--csv\n", "--page\nraw\n", "--print-units\nbase\n", "--clock-control\nnone\n",
                         "--kernel-name\nregex:scale_\n", "--launch-skip\n3\n", "--launch-count\n2\n",
-                        "--filter-mode\nper-launch-config\n", "./my_app\n--size\n4\n"})
+                        "--filter-mode\nper-launch-config\n", "--cache-control\nnone\n", "./my_app\n--size\n4\n"})
     CHECK_MESSAGE(args.find(a) != std::string::npos, a);
   CHECK(args.find(profile_metric_list()) != std::string::npos);
   CHECK(nlohmann::json::parse(slurp(out_json))["kernels"].size() == 2);
