@@ -1,4 +1,4 @@
-// ceiling report: descriptors (+ probe details) + validation results -> HTML/Markdown/SVG/PNG/CSV.
+// ceiling report: descriptors (+ probe details) + validation results (+ profiles) -> HTML/Markdown/SVG/PNG/CSV.
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -32,6 +32,7 @@ std::string command_line(const ReportOptions& opt) {
   std::string c = "ceiling report";
   for (const auto& h : opt.hw) c += " --hw " + h;
   for (const auto& r : opt.results) c += " --results " + r;
+  for (const auto& p : opt.profiles) c += " --profile " + p;
   return c + " --out " + opt.out;
 }
 
@@ -53,13 +54,15 @@ int run_report(const ReportOptions& opt) {
   else
     for (const auto& r : opt.results) results.push_back(r);
 
-  reports::ReportInput in = reports::load_report_input(hw, results);
+  std::vector<fs::path> profiles(opt.profiles.begin(), opt.profiles.end());
+  reports::ReportInput in = reports::load_report_input(hw, results, profiles);
   if (default_results) {
     // Shipped results of GPUs not in this report are not this report's business.
     std::erase_if(in.results, [](const reports::ResultsInput& r) { return r.gpu_id.empty(); });
   }
   in.command_line = command_line(opt);
-  spdlog::info("report: {} descriptor(s), {} results file(s) -> {}", in.gpus.size(), in.results.size(), opt.out);
+  spdlog::info("report: {} descriptor(s), {} results file(s), {} profile(s) -> {}", in.gpus.size(), in.results.size(),
+               in.profiles.size(), opt.out);
   reports::ReportOutput out = reports::write_report(in, opt.out);
 
   int rendered = 0, missing = 0;
@@ -82,7 +85,9 @@ int run_report(const ReportOptions& opt) {
     std::cout << "report: " << (out.dir / "index.html").string() << "\n"
               << "  " << out.files.size() << " files, " << rendered << " plots rendered, " << missing
               << " missing or not rendered, " << in.gpus.size() << " GPU(s), " << in.results.size()
-              << " results file(s), " << std::to_string(out.seconds).substr(0, 4) << " s\n";
+              << " results file(s), "
+              << (in.profiles.empty() ? std::string() : std::to_string(in.profiles.size()) + " profile(s), ")
+              << std::to_string(out.seconds).substr(0, 4) << " s\n";
     // One line per reason: "latency-h200, mma-h200: not measured (no h200.probes.json ...)".
     std::vector<std::pair<std::string, std::string>> by_reason;
     for (const auto& p : out.plots) {
@@ -108,9 +113,16 @@ Subcommand add_report(CLI::App& root) {
   s.app->add_option("--results", opt->results,
                     "Validation results JSON, repeatable (default: the shipped results/*-validation.json of the "
                     "chosen GPUs)");
+  s.app->add_option("--profile", opt->profiles,
+                    "Output of `ceiling profile --out` (JSON, schema ceiling/profile/1), repeatable: its kernels "
+                    "on the roofline and speedup-bound plots of the GPU named by its hardware.id, and a table");
   s.app->add_option("--out", opt->out, "Output directory (new, empty, or a previous ceiling report)")->required();
   s.app->add_flag("--json", opt->json, "Print a JSON summary on stdout");
-  s.app->footer("Example:\n  ceiling report --hw h200 --hw gh200 --results results/h200-validation.json --out report/");
+  s.app->footer(
+      "Examples:\n"
+      "  ceiling report --hw h200 --hw gh200 --results results/h200-validation.json --out report/\n"
+      "  ceiling profile --hw h100-sxm --from-ncu app.csv --out app-profile.json\n"
+      "  ceiling report --hw h100-sxm --profile app-profile.json --out report/   # your kernels beside ceiling's");
   s.run = [opt] { return run_report(*opt); };
   return s;
 }

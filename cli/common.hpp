@@ -69,6 +69,7 @@ int run_validate(const ValidateOptions& opt);
 struct ReportOptions {
   std::vector<std::string> hw;       // descriptor paths or shipped ids; empty = all shipped
   std::vector<std::string> results;  // validation results JSON files
+  std::vector<std::string> profiles; // `ceiling profile --out` JSON files (schema ceiling/profile/1)
   std::string out;                   // output directory
   bool json = false;
 };

@@ -243,9 +243,10 @@ NcuExport parse_lines(LineSource& src, const std::string& name, const std::vecto
                           "'" + cell.substr(0, 40) + "' is not a number");
       }
       const double value = *v * f;
-      if (!std::isfinite(value))
+      // Counters count: never negative, and far below 1e30 (so sums over launches stay finite).
+      if (!std::isfinite(value) || value < 0 || value > kNcuMaxValue)
         throw NcuCsvError(name, ln, rec.columns[static_cast<std::size_t>(c)], ex.columns[static_cast<std::size_t>(c)],
-                          "value out of range");
+                          "value '" + cell.substr(0, 40) + "' out of range (0 .. 1e30 in base units)");
       l.metrics.emplace(ex.columns[static_cast<std::size_t>(c)], value);
     }
     if (i_name >= 0) {

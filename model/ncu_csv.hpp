@@ -47,10 +47,12 @@ struct NcuExport {
   bool has_column(std::string_view name) const;
 };
 
-// Limits (docs/RELIABILITY.md): a file of at most 8 GiB, a line of at most 16 MiB, 4M launches.
+// Limits (docs/RELIABILITY.md): a file of at most 8 GiB, a line of at most 16 MiB, 4M launches,
+// metric values in [0, 1e30] (base units).
 inline constexpr std::uint64_t kNcuMaxFileBytes = 8ull << 30;
 inline constexpr std::size_t kNcuMaxLineBytes = 16u << 20;
 inline constexpr std::size_t kNcuMaxLaunches = 4u << 20;
+inline constexpr double kNcuMaxValue = 1e30;  // a metric value, in base units
 
 // Reads the export. `keep` names the metric columns to convert (others are kept out of `metrics`;
 // empty keeps every numeric column). Throws NcuCsvError with file:line for: no header ("no ncu

@@ -83,6 +83,15 @@ struct Table {
 inline constexpr std::size_t kShownRows = 1000;
 
 std::vector<Table> build_tables(const ReportInput& in);
+
+// Profiled kernels (ReportInput::profiles): the plots mark the first kProfileMarks rows of each
+// profile's table (kernels by time share) with a letter, "A".."H" ("1A", "2A", ... with several files).
+inline constexpr std::size_t kProfileMarks = 8;
+std::string profile_mark(const ReportInput& in, std::size_t profile, std::size_t rank);  // "" past kProfileMarks
+// What the report calls each kernel of a profile: its short name, with the template arguments of
+// its full name where two kernels share a short name (as `ceiling profile` prints them).
+std::vector<std::string> profile_kernel_labels(const ProfileInput& p);
+std::string profile_table_id(const ReportInput& in, std::size_t profile);  // "table-profile-<gpu>[-<n>]"
 // HTML and Markdown of a table: document.cpp (the renderers), nowhere else.
 std::string table_csv(const Table& t);  // every row (a long table's made on the way)
 // The table as JSON: every row; with shown_only, a long table's shown rows and "rows_total".

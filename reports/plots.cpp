@@ -252,6 +252,95 @@ std::vector<KernelPoint> kernel_points(const ReportInput& in, const std::string&
   return pts;
 }
 
+// A kernel of a `ceiling profile` file (ReportInput::profiles) as a point of a plot.
+struct ProfiledPoint {
+  std::size_t profile = 0;
+  const ProfiledKernel* k = nullptr;
+  std::string label, mark;  // mark: "A".."H" for the largest by time share, else ""
+  double x = 0, y = 0;
+};
+
+// Profile series: a colour per file (none of the levels' red and blue); diamonds, filled for
+// tensor-core kernels and open for CUDA-core ones, apart from the validation kernels' circles and triangles.
+const char* kProfileColors[] = {"#000000", "#e377c2", "#8c564b", "#17becf", "#bcbd22", "#7f7f7f"};
+constexpr int kProfileColorCount = sizeof(kProfileColors) / sizeof(kProfileColors[0]);
+std::string profile_color(std::size_t profile) { return kProfileColors[profile % kProfileColorCount]; }
+const char* profile_marker(const std::string& unit) { return unit == "tensor_core" ? "13" : "12"; }
+
+// A key entry stays one line: long names (cuBLAS kernels run past 100 characters) are cut.
+std::string key_name(const std::string& s, std::size_t max = 44) {
+  return s.size() <= max ? s : s.substr(0, max - 3) + "...";
+}
+
+// The profiled kernels of one GPU (all GPUs: "") that `at` places (x, y), file by file, by time share; counts
+// those it cannot (at returns nullopt) in *left_out.
+template <class At>
+std::vector<ProfiledPoint> profiled_points(const ReportInput& in, const std::string& gpu_id, At&& at,
+                                           std::size_t* left_out) {
+  std::vector<ProfiledPoint> out;
+  for (std::size_t pi = 0; pi < in.profiles.size(); ++pi) {
+    const ProfileInput& p = in.profiles[pi];
+    if (!gpu_id.empty() && p.gpu_id != gpu_id) continue;
+    const std::vector<std::string> labels = profile_kernel_labels(p);
+    for (std::size_t i = 0; i < p.kernels.size(); ++i) {
+      const auto xy = at(p.kernels[i]);
+      if (!xy) {
+        ++*left_out;
+        continue;
+      }
+      out.push_back({pi, &p.kernels[i], labels[i], profile_mark(in, pi, i), xy->first, xy->second});
+    }
+  }
+  return out;
+}
+
+// Plot clauses for profiled points: the marked ones one series each (the key names them), the others
+// one series per file and unit; a letter beside each marked point. Appends to the datablocks.
+void profiled_series(const ReportInput& in, const std::vector<ProfiledPoint>& pts, const std::string& prefix,
+                     std::ostringstream& db, std::ostringstream& body, int& label_no,
+                     const std::function<void(const std::string&)>& add_plot) {
+  int n = 0;
+  std::map<std::pair<std::size_t, std::string>, std::vector<std::pair<double, double>>> others;
+  for (const auto& pt : pts) {
+    const ProfiledKernel& k = *pt.k;
+    if (pt.mark.empty()) {
+      others[{pt.profile, k.unit}].push_back({pt.x, pt.y});
+      continue;
+    }
+    const std::string name = prefix + std::to_string(n++);
+    db << block(name, {{pt.x, pt.y}});
+    const std::string unit = k.unit == "tensor_core" ? "TC" : "CC";
+    add_plot("$" + name + " with points pt " + profile_marker(k.unit) + " ps 1.8 lw 1.5 lc rgb '" + profile_color(pt.profile) +
+             "' title " + gp_string(pt.mark + ": " + key_name(pt.label) + " (" + short_num(k.time_share * 100, 3) + "%, " +
+                                    unit + (k.precision.empty() ? "" : " " + upper(k.precision)) + ")"));
+    body << "  set label " << label_no++ << " " << gp_string(pt.mark) << " at " << exact(pt.x) << "," << exact(pt.y)
+         << " left offset 1.1,0.6 font ',10' tc rgb '" << profile_color(pt.profile) << "' front\n";
+  }
+  for (const auto& [key, xy] : others) {
+    const std::string name = prefix + std::to_string(n++);
+    db << block(name, xy);
+    add_plot("$" + name + " with points pt " + profile_marker(key.second) + " ps 1.3 lw 1 lc rgb '" +
+             profile_color(key.first) + "' title " +
+             gp_string(in.profiles[key.first].path.filename().string() + ": other " +
+                       (key.second == "tensor_core" ? "TC" : "CC") + " kernels (" + std::to_string(xy.size()) + ")"));
+  }
+}
+
+json profiled_json(const ProfiledPoint& pt, const ReportInput& in) {
+  const ProfiledKernel& k = *pt.k;
+  json j{{"profile", in.profiles[pt.profile].path.filename().string()},
+         {"kernel", k.short_name},
+         {"label", pt.label},
+         {"unit", k.unit},
+         {"precision", k.precision},
+         {"time_share", k.time_share},
+         {"efficiency", k.efficiency},
+         {"x", pt.x},
+         {"y", pt.y}};
+  if (!pt.mark.empty()) j["mark"] = pt.mark;
+  return j;
+}
+
 PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std::string>* warnings) {
   (void)warnings;
   PlotSpec p;
@@ -337,6 +426,17 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
     return p;
   }
   auto pts = kernel_points(in, g.hw.id);
+  // The user's kernels (ceiling profile): x = I dram, y = achieved flop/s; none without both.
+  std::size_t profiled_left_out = 0;
+  auto profiled = profiled_points(
+      in, g.hw.id,
+      [](const ProfiledKernel& k) -> std::optional<std::pair<double, double>> {
+        const auto i = k.intensity.find("dram");
+        if (k.unit == "none" || i == k.intensity.end() || !(i->second > 0) || !positive_finite(k.achieved_flop_per_s))
+          return std::nullopt;
+        return std::pair{i->second, *k.achieved_flop_per_s};
+      },
+      &profiled_left_out);
 
   double pmax = 0, pmin = std::numeric_limits<double>::max(), bmax = 0, bmin = std::numeric_limits<double>::max();
   for (const auto& c : ceilings) pmax = std::max(pmax, c.value), pmin = std::min(pmin, c.value);
@@ -345,10 +445,21 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
   double ylo = bmin * 0;  // set below
   xlo = std::min(xlo, 1.0 / 16);  // always show where SCALE (I = 1/16 in FP64) sits
   for (const auto& k : pts) xlo = std::min(xlo, k.intensity), xhi = std::max(xhi, k.intensity);
+  // A profiled kernel of almost no flops (an int or copy kernel with a stray add) would stretch the
+  // axes by decades and crowd every label: the range stops at these, such kernels stay in the table.
+  constexpr double kProfiledMinIntensity = 1.0 / 1024, kProfiledMinFlops = 1e9;
+  const auto widens = [&](const ProfiledPoint& k) { return k.x >= kProfiledMinIntensity && k.y >= kProfiledMinFlops; };
+  for (const auto& k : profiled)
+    if (widens(k)) xlo = std::min(xlo, k.x), xhi = std::max(xhi, k.x);
   double xmin = pow2_floor(xlo / 4), xmax = pow2_ceil(xhi * 4);
   ylo = bmin * xmin;
   for (const auto& k : pts) ylo = std::min(ylo, k.flop_per_s);
+  for (const auto& k : profiled)
+    if (widens(k)) ylo = std::min(ylo, k.y);
   double ymin = pow10_floor(ylo / 2), ymax = pmax * 4;
+  for (const auto& k : profiled) ymax = std::max(ymax, k.y * 4);  // a kernel above every ceiling stays in view
+  const std::size_t profiled_off_range =
+      std::erase_if(profiled, [&](const ProfiledPoint& k) { return k.x < xmin || k.x > xmax || k.y < ymin; });
 
   for (auto& c : ceilings) {
     c.x0 = std::max(xmin, c.value / bmax);
@@ -367,7 +478,7 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
   data["gpu"] = g.hw.id;
   data["x_range_flop_per_byte"] = {xmin, xmax};
   data["y_range_flop_per_s"] = {ymin, ymax};
-  csv << "kind,unit,precision,level,source,value,x0,y0,x1,y1,kernel,variant,efficiency,memory_bound\n";
+  csv << "kind,unit,precision,level,source,value,x0,y0,x1,y1,kernel,variant,efficiency,memory_bound,profile,mark\n";
   int n = 0;
   std::string plots;
   auto add_plot = [&](const std::string& clause) { plots += (plots.empty() ? "plot " : ", \\\n     ") + clause; };
@@ -395,7 +506,7 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
                "' notitle");
       csv << l.kind << "," << l.unit << "," << l.precision << "," << l.level << "," << l.source << ","
           << exact(l.value) << "," << exact(l.x0) << "," << exact(l.y0) << "," << exact(l.x1) << "," << exact(l.y1)
-          << ",,,,\n";
+          << ",,,,,,\n";
       json lj{{"source", l.source}, {"segment", {{l.x0, l.y0}, {l.x1, l.y1}}}};
       if (l.kind == "ceiling") {
         lj["unit"] = l.unit;
@@ -504,7 +615,7 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
     bool mb = k.balance && k.intensity < *k.balance;
     csv << "kernel,," << k.precision << "," << k.level << ",measured," << exact(k.flop_per_s) << ","
         << exact(k.intensity) << "," << exact(k.flop_per_s) << ",,," << csv_field(k.kernel) << "," << k.variant << ","
-        << (k.efficiency ? exact(*k.efficiency) : "") << "," << (k.balance ? (mb ? "yes" : "no") : "") << "\n";
+        << (k.efficiency ? exact(*k.efficiency) : "") << "," << (k.balance ? (mb ? "yes" : "no") : "") << ",,\n";
     json kj{{"kernel", k.kernel},         {"variant", k.variant},       {"precision", k.precision},
             {"memory_level", k.level},    {"intensity", k.intensity},   {"achieved_flop_per_s", k.flop_per_s},
             {"working_set_bytes", k.working_set}};
@@ -514,6 +625,14 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
       kj["memory_bound"] = mb;
     }
     data["kernels"].push_back(kj);
+  }
+  profiled_series(in, profiled, "u", db, body, label_no, add_plot);
+  for (const auto& pt : profiled) {
+    const ProfiledKernel& k = *pt.k;
+    csv << "profiled," << k.unit << "," << k.precision << ",dram,measured," << exact(pt.y) << "," << exact(pt.x) << ","
+        << exact(pt.y) << ",,," << csv_field(k.short_name) << "," << k.unit << "," << exact(k.efficiency) << ",,"
+        << csv_field(in.profiles[pt.profile].path.filename().string()) << "," << pt.mark << "\n";
+    data["profiled"].push_back(profiled_json(pt, in));
   }
   add_plot("NaN with lines lw 2 dt 1 lc rgb 'black' title 'measured (solid)'");
   add_plot("NaN with lines lw 2 dt 2 lc rgb 'black' title 'spec (dashed)'");
@@ -527,6 +646,20 @@ PlotSpec roofline_plot(const ReportInput& in, const GpuInput& g, std::vector<std
               "kernel left of its ridge is memory-bound. Each kernel label gives its efficiency against the model's "
               "bound (100% = on the roof).";
   if (pts.empty()) p.caption += " No validation results for this GPU: no kernel points.";
+  if (!profiled.empty() || profiled_left_out > 0 || profiled_off_range > 0) {
+    p.caption += " Diamonds: kernels profiled with ceiling profile (filled: tensor cores, open: CUDA cores) at their "
+                 "DRAM intensity and achieved flop/s; the largest by share of GPU time are lettered and named in the "
+                 "key (the profile tables list every kernel in the same order).";
+    if (profiled_left_out > 0)
+      p.caption += " " + std::to_string(profiled_left_out) + " profiled kernel" + (profiled_left_out == 1 ? "" : "s") +
+                   " without flops or DRAM traffic counted " + (profiled_left_out == 1 ? "is" : "are") +
+                   " not drawn (in the table).";
+    if (profiled_off_range > 0)
+      p.caption += " " + std::to_string(profiled_off_range) + " profiled kernel" + (profiled_off_range == 1 ? "" : "s") +
+                   " of almost no flops (I dram below " + short_num(xmin, 3) + " flop/B or under " +
+                   format_quantity(ymin, Dimension::flop_per_second, 3) + ") " + (profiled_off_range == 1 ? "lies" : "lie") +
+                   " off the plotted range (in the table).";
+  }
   if (drawn.size() < pts.size())
     p.caption += " " + std::to_string(drawn.size()) + " of " + std::to_string(pts.size()) +
                  " kernel points drawn and in the plot's data (one per 0.5% in I and FLOP/s where a series has more "
@@ -559,20 +692,38 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
       for (const auto& s : r.report.speedups)
         if (s.measured > 0) smin = std::min(smin, s.measured * 0.9), smax = std::max(smax, s.measured * 1.1);
     }
+  // The user's kernels (ceiling profile) at x = I/B, y = the upper end of their Eq. 22 range, both
+  // directions. Below I/B = 1e-3 the range is within 0.1% of 1: such points do not widen the plot.
+  constexpr double kProfiledMinIOverB = 1e-3;
+  std::size_t profiled_left_out = 0;
+  auto profiled = profiled_points(
+      in, "",
+      [](const ProfiledKernel& k) -> std::optional<std::pair<double, double>> {
+        if (!k.speedup || !positive_finite(k.speedup->i_over_b) || !positive_finite(k.speedup->upper)) return std::nullopt;
+        return std::pair{k.speedup->i_over_b, k.speedup->upper};
+      },
+      &profiled_left_out);
+  for (const auto& pt : profiled) {
+    rmin = std::min(rmin, std::max(kProfiledMinIOverB, std::pow(10.0, std::floor(std::log10(pt.x / 2)))));
+    rmax = std::max(rmax, std::pow(10.0, std::ceil(std::log10(pt.x * 2))));
+    smin = std::min(smin, pt.y * 0.9), smax = std::max(smax, pt.y * 1.1);
+  }
+  const std::size_t profiled_below =  // left of the plotted range
+      std::erase_if(profiled, [&](const ProfiledPoint& pt) { return pt.x < rmin; });
   const int samples = 241;
   db << "$curves << EOD\n";
-  csv << "kind,gpu,kernel,memory_level,size,i_over_b,alpha,speedup,bound_eq22\n";
+  csv << "kind,gpu,kernel,memory_level,size,i_over_b,alpha,speedup,bound_eq22,direction,lower,upper,profile,mark\n";
   for (int s = 0; s < samples; ++s) {
     double r = rmin * std::pow(rmax / rmin, double(s) / (samples - 1));
     db << exact(r);
     for (double a : alphas) {
       double v = speedup_bound(a, 1.0, r);
       db << " " << exact(v);
-      csv << "curve,,,,," << exact(r) << "," << a << "," << exact(v) << ",\n";
+      csv << "curve,,,,," << exact(r) << "," << a << "," << exact(v) << ",,,,,,\n";
     }
     double vinf = workload_speedup_limit(1.0, r);
     db << " " << exact(vinf) << "\n";
-    csv << "curve,,,,," << exact(r) << ",inf," << exact(vinf) << ",\n";
+    csv << "curve,,,,," << exact(r) << ",inf," << exact(vinf) << ",,,,,,\n";
   }
   db << "EOD\n";
   data["curves"] = {{"alphas", {2, 4, 8, 16, "inf"}}, {"i_over_b_range", {rmin, rmax}}, {"samples", samples},
@@ -638,7 +789,7 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
         ++drawn_count;
         csv << "point," << g.hw.id << "," << csv_field(s.kernel) << "," << s.memory_level << ","
             << csv_field(size_json(s.size).dump()) << "," << exact(x) << ",," << exact(s.measured) << ","
-            << exact(s.bound_eq22) << "\n";
+            << exact(s.bound_eq22) << ",,,,,\n";
         data["points"].push_back({{"gpu", g.hw.id},
                                   {"kernel", s.kernel},
                                   {"memory_level", s.memory_level},
@@ -660,6 +811,26 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
                                       std::to_string(group_points.at(key).size()) + " sizes)");
     }
   }
+  int label_no = 1;
+  const auto add_plot = [&plots](const std::string& clause) { plots += ", \\\n     " + clause; };
+  profiled_series(in, profiled, "u", db, body, label_no, add_plot);
+  for (const auto& pt : profiled) {
+    const ProfiledKernel& k = *pt.k;
+    const ProfiledSpeedup& sp = *k.speedup;
+    csv << "profiled," << in.profiles[pt.profile].gpu_id << "," << csv_field(k.short_name) << "," << sp.level << ",,"
+        << exact(pt.x) << "," << exact(sp.alpha) << ",," << exact(pt.y) << "," << csv_field(sp.direction) << ","
+        << exact(sp.lower) << "," << exact(sp.upper) << "," << csv_field(in.profiles[pt.profile].path.filename().string())
+        << "," << pt.mark << "\n";
+    json j = profiled_json(pt, in);
+    j["gpu"] = in.profiles[pt.profile].gpu_id;
+    j["direction"] = sp.direction;
+    j["memory_level"] = sp.level;
+    j["alpha"] = sp.alpha;
+    j["i_over_b"] = sp.i_over_b;
+    j["lower"] = sp.lower;
+    j["upper"] = sp.upper;
+    data["profiled"].push_back(std::move(j));
+  }
   std::ostringstream head;
   head << "  set title " << gp_string(p.title + " (Eq. 22, Eq. 24) with measured speedups") << "\n"
        << "  set logscale x\n"
@@ -679,7 +850,21 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
   p.caption = "Upper bound of the tensor-core speedup for a kernel of intensity I on a machine of CUDA-core balance B "
               "(Eq. 22) for alpha = P(TC)/P(CC) in {2, 4, 8, 16}, and the workload bound 1 + I/B (Eq. 24). "
               "Points: measured T(CC)/T(TC) of the validation kernels, at their I/B.";
-  if (data["points"].empty()) p.caption += " No validation results with speedups: curves only.";
+  if (data["points"].empty() && profiled.empty() && profiled_below == 0)
+    p.caption += " No validation results with speedups: curves only.";
+  if (!profiled.empty() || profiled_below > 0)
+    p.caption += " Diamonds: kernels profiled with ceiling profile, at the upper end of their Eq. 22 range (y) at their "
+                 "I/B (the level and precision ceiling profile chose): filled, tensor-core kernels (what CUDA cores "
+                 "would lose); open, CUDA-core kernels (what tensor cores could give). Both directions are drawn; the "
+                 "largest by share of GPU time are lettered and named in the key.";
+  if (profiled_below > 0)
+    p.caption += " " + std::to_string(profiled_below) + " profiled kernel" + (profiled_below == 1 ? "" : "s") +
+                 " below I/B = " + short_num(rmin, 3) + " (a bound within 0.1% of 1) " +
+                 (profiled_below == 1 ? "is" : "are") + " not drawn (in the table).";
+  if (profiled_left_out > 0)
+    p.caption += " " + std::to_string(profiled_left_out) + " profiled kernel" + (profiled_left_out == 1 ? "" : "s") +
+                 " without an Eq. 22 range (no flops counted, or no peak for the other unit) " +
+                 (profiled_left_out == 1 ? "is" : "are") + " not drawn.";
   if (drawn_count < total_count)
     p.caption += " " + std::to_string(drawn_count) + " of " + std::to_string(total_count) +
                  " speedups drawn and in the plot's data (one per 0.5% in I/B and speedup where a series has more "

@@ -146,6 +146,15 @@ std::string gpu_for_results(const validation::ValidationReport& r, const std::ve
   return {};
 }
 
+// A profile belongs to the descriptor it was analysed against: by id, else by file stem.
+std::string gpu_for_profile(const ProfileInput& p, const std::vector<GpuInput>& gpus) {
+  for (const auto& g : gpus)
+    if (g.hw.id == p.hardware_id) return g.hw.id;
+  for (const auto& g : gpus)
+    if (g.descriptor_path.stem() == p.hardware_id) return g.hw.id;
+  return {};
+}
+
 struct RenderedPlot {
   detail::PlotSpec spec;
   PlotOutput out;
@@ -200,6 +209,10 @@ std::string gpu_summary(const ReportInput& in, const GpuInput& g) {
       o << ", median efficiency " << detail::short_num(med * 100, 3) << "%";
     }
   }
+  for (const auto& p : in.profiles)
+    if (p.gpu_id == g.hw.id)
+      o << ", profile " << p.path.filename().string() << ": " << p.kernels.size() << " kernels, "
+        << format_quantity(p.time_s, Dimension::seconds, 3) << " of GPU time";
   return o.str();
 }
 
@@ -286,6 +299,29 @@ Document build_document(const ReportInput& in, const std::vector<detail::Table>&
       s.blocks.push_back(Note{{Span::plain("No validation results in this report (run "),
                                Span::code("ceiling validate"), Span::plain(" on a GPU, or pass "),
                                Span::code("--results"), Span::plain(").")}});
+    d.sections.push_back(std::move(s));
+  }
+  for (std::size_t i = 0; i < in.profiles.size(); ++i) {
+    const ProfileInput& p = in.profiles[i];
+    Section s{"profile-" + std::to_string(i + 1), "Profiled kernels (" + p.path.filename().string() + ")", {}};
+    const std::string marks = detail::profile_mark(in, i, 0) + " to " +
+                              detail::profile_mark(in, i, std::min(p.kernels.size(), detail::kProfileMarks) - 1);
+    Inline intro{Span::plain(std::to_string(p.kernels.size()) + " kernels of " +
+                             format_quantity(p.time_s, Dimension::seconds, 3) + " of GPU time, analysed by "),
+                 Span::code("ceiling profile"),
+                 Span::plain(" against " + p.gpu_id + ". Their points are on the roofline of " + p.gpu_id +
+                             " (x = I dram, y = achieved flop/s) and on the tensor-core speedup-bound plot (x = I/B, "
+                             "y = the upper end of the Eq. 22 range)")};
+    if (!p.kernels.empty()) intro.push_back(Span::plain(", the largest " + marks + " by letter."));
+    else intro.push_back(Span::plain("."));
+    s.blocks.push_back(Paragraph{std::move(intro), false});
+    for (const auto& t : tables)
+      if (t.id == detail::profile_table_id(in, i)) s.blocks.push_back(table_block(t));
+    if (!p.notes.empty()) {
+      List l;
+      for (const auto& n : p.notes) l.items.push_back({Span::plain("ceiling profile: " + n)});
+      s.blocks.push_back(std::move(l));
+    }
     d.sections.push_back(std::move(s));
   }
   {
@@ -404,7 +440,8 @@ std::optional<ManifestEntries> read_report_manifest(const fs::path& dir) {
   return ManifestEntries{std::move(m->files), std::move(m->ignored)};
 }
 
-ReportInput load_report_input(const std::vector<fs::path>& descriptors, const std::vector<fs::path>& results) {
+ReportInput load_report_input(const std::vector<fs::path>& descriptors, const std::vector<fs::path>& results,
+                              const std::vector<fs::path>& profiles) {
   ReportInput in;
   for (const auto& p : descriptors) {
     GpuInput g;
@@ -442,6 +479,20 @@ ReportInput load_report_input(const std::vector<fs::path>& descriptors, const st
                    r.report.speedups.size(), took);
     r.gpu_id = gpu_for_results(r.report, in.gpus);
     in.results.push_back(std::move(r));
+  }
+  for (const auto& p : profiles) {
+    ProfileInput prof = load_profile(p);  // throws naming the file
+    prof.gpu_id = gpu_for_profile(prof, in.gpus);
+    if (prof.gpu_id.empty()) {
+      std::string given;
+      for (const auto& g : in.gpus)
+        given += (given.empty() ? "" : ", ") + g.hw.id + " (" + g.descriptor_path.filename().string() + ")";
+      throw JsonFileError(p, "hardware.id",
+                          "'" + prof.hardware_id + "' matches no descriptor of this report (given: " +
+                              (given.empty() ? std::string("none") : given) + "); add --hw " + prof.hardware_id +
+                              " or the descriptor it was profiled against");
+    }
+    in.profiles.push_back(std::move(prof));
   }
   return in;
 }
@@ -499,6 +550,7 @@ ReportOutput write_report(const ReportInput& in, const fs::path& dir_in, const W
         if (!g.probes_path.empty()) copy_input(g.probes_path, "probes");
       }
       for (const auto& r : in.results) copy_input(r.path, "validation");
+      for (const auto& p : in.profiles) copy_input(p.path, "profile");
       fs::create_directories(stage / "inputs");
     }
     copier = std::thread([&copies, &copy_error] {

@@ -33,9 +33,46 @@ struct ResultsInput {
   std::string gpu_id;  // id of the GpuInput it belongs to; empty when none matched
 };
 
+// The Eq. 22 range of one profiled kernel (docs/FORMATS.md "Profile"): S = T(CC)/T(TC) in [lower, upper].
+struct ProfiledSpeedup {
+  std::string direction;  // "tensor cores could give" | "CUDA cores would lose"
+  std::string level;      // memory level whose roof gives B ("" when the file has none)
+  std::string regime;     // "memory-bound" | "compute-bound" | "alpha<=1"
+  std::string note;
+  double alpha = 0, balance = 0, intensity = 0, i_over_b = 0, lower = 0, upper = 0;
+};
+
+// One kernel of a `ceiling profile` file, as the report shows it.
+struct ProfiledKernel {
+  std::string name, short_name;
+  int launches = 0;
+  double time_s = 0, time_share = 0;
+  std::string unit;       // "cuda_core" | "tensor_core" | "none"
+  std::string precision;  // "" when the file has null (no flops counted)
+  std::map<std::string, double> intensity;   // W/Q per level ("dram", "l2", ...), levels with traffic
+  double work_flop = 0;                      // counts.work_flop
+  std::optional<double> dram_bytes;          // counts.traffic.dram.bytes, when counted
+  std::optional<double> achieved_flop_per_s; // null in the file (no time): nullopt
+  double bound_s = 0, efficiency = 0;
+  std::string bounded_by, verdict;
+  std::optional<ProfiledSpeedup> speedup;
+  std::string speedup_missing;  // why there is none
+};
+
+// One `ceiling profile` output file (schema ceiling/profile/1), kernels by time share, largest first.
+struct ProfileInput {
+  std::filesystem::path path;
+  std::string hardware_id, hardware_name, tool_version, export_file;
+  double time_s = 0;
+  std::vector<ProfiledKernel> kernels;
+  std::vector<std::string> notes;
+  std::string gpu_id;  // id of the GpuInput whose descriptor is hardware.id
+};
+
 struct ReportInput {
   std::vector<GpuInput> gpus;
   std::vector<ResultsInput> results;
+  std::vector<ProfileInput> profiles;
   std::string command_line;  // recorded in the report
 };
 
@@ -43,9 +80,17 @@ struct ReportInput {
 // (probes_path_for: <dir>/<stem>.probes.json, schema kProbesSchema) and results files
 // (validation::load_report); matches results to GPUs by descriptor id,
 // descriptor file stem, then device name. A descriptor whose id is taken by an earlier one is
-// renamed to its file stem (then stem-2, ...). Throws std::runtime_error naming the file on bad input.
+// renamed to its file stem (then stem-2, ...). Profiles (load_profile) go to the descriptor whose id
+// (else file stem) is their hardware.id; one that matches none is an error naming the id and the
+// descriptors given. Throws std::runtime_error naming the file on bad input.
 ReportInput load_report_input(const std::vector<std::filesystem::path>& descriptors,
-                              const std::vector<std::filesystem::path>& results);
+                              const std::vector<std::filesystem::path>& results,
+                              const std::vector<std::filesystem::path>& profiles = {});
+
+// Reads a `ceiling profile --out` file (schema ceiling/profile/1) through read_json_file: wrong
+// schema, a missing member or one of the wrong type throws JsonFileError "file: key: cause" (invalid
+// JSON: "file: not valid JSON (parse error at line N, column M: ...)").
+ProfileInput load_profile(const std::filesystem::path& file);
 
 struct WriteOptions {
   bool render_plots = true;         // false: scripts and data only (plots marked "not rendered")

@@ -504,6 +504,83 @@ void results_tables(const ReportInput& in, std::vector<Table>& out) {
   }
 }
 
+// ---- profiled kernels (ceiling profile) ----
+
+std::string percent(double fraction) { return short_num(fraction * 100, 3) + "%"; }
+
+// "tensor cores could give at most 1.25x (memory-bound)", "CUDA cores would lose 1.58x to 2x".
+std::string profile_speedup_text(const ProfiledKernel& k) {
+  if (!k.speedup) return "\u2014" + (k.speedup_missing.empty() ? std::string() : " (" + k.speedup_missing + ")");
+  const ProfiledSpeedup& s = *k.speedup;
+  if (s.direction == "tensor cores could give")
+    return "tensor cores could give at most " + short_num(s.upper, 3) + "x" + (s.regime.empty() ? "" : " (" + s.regime + ")");
+  return "CUDA cores would lose " + short_num(s.lower, 3) + "x to " + short_num(s.upper, 3) + "x" +
+         (s.regime.empty() ? "" : " (" + s.regime + ")");
+}
+
+void profile_tables(const ReportInput& in, std::vector<Table>& out) {
+  for (std::size_t pi = 0; pi < in.profiles.size(); ++pi) {
+    const ProfileInput& p = in.profiles[pi];
+    Table t;
+    t.id = profile_table_id(in, pi);
+    t.title = "Profiled kernels (" + p.path.filename().string() + ")";
+    t.caption = "Kernels profiled with Nsight Compute and analysed by ceiling profile against " + p.gpu_id + ", by share of " +
+                format_quantity(p.time_s, Dimension::seconds) + " of GPU time. W: CUDA-core and tensor-core flops; "
+                "I dram = W / Q dram; bound = the largest of the memory levels' and units' times (bounded by), "
+                "efficiency = bound / time. Eq. 22 gives the range of T(CC)/T(TC) for the other unit. The plots mark "
+                "the first " + std::to_string(kProfileMarks) + " rows with the letter of the last column.";
+    std::string prov = "profile " + p.path.filename().string() + " (ceiling " +
+                       (p.tool_version.empty() ? std::string("version unknown") : p.tool_version) + ")";
+    if (!p.export_file.empty()) prov += ", from the ncu export " + p.export_file;
+    prov += ", bounds from " + p.hardware_id + (p.hardware_name.empty() ? "" : " (" + p.hardware_name + ")");
+    t.caption_note = t.notes.add(prov);
+    t.columns = {"kernel", "launches", "time", "share", "unit", "W", "Q dram", "I dram (flop/B)", "bounded by",
+                 "bound", "efficiency", "verdict", "speedup (Eq. 22)", "plot mark"};
+    std::vector<std::string> labels = profile_kernel_labels(p), marks;
+    for (std::size_t i = 0; i < p.kernels.size(); ++i) marks.push_back(profile_mark(in, pi, i));
+    const auto row_of = [&p, labels, marks](const ProfiledKernel& k, std::vector<Cell>& row, Notes& notes) {
+      const std::size_t i = static_cast<std::size_t>(&k - p.kernels.data());
+      row.clear();
+      Cell name = label(labels[i]);
+      if (k.name != labels[i]) name.note = notes.add(labels[i] + ": " + k.name);
+      row.push_back(name);
+      row.push_back(text_cell(std::to_string(k.launches), 1));
+      row.push_back(num_cell(k.time_s, Dimension::seconds, 0));
+      Cell share = derived_cell(k.time_share * 100, 0);  // percent, as the validation table's efficiency
+      share.text = percent(k.time_share);
+      row.push_back(share);
+      row.push_back(text_cell(k.unit == "none" ? "none"
+                                               : unit_short(k.unit) + (k.precision.empty() ? "" : " " + k.precision), 1));
+      Cell w = num_cell(k.work_flop, Dimension::dimensionless, 0, false);
+      w.text = format_quantity(k.work_flop, Dimension::flop_per_second, 3);
+      if (w.text.size() > 2 && w.text.ends_with("/s")) w.text.resize(w.text.size() - 2);  // "275 GFLOP"
+      w.dimension.clear();
+      row.push_back(w);
+      if (k.dram_bytes) row.push_back(num_cell(*k.dram_bytes, Dimension::bytes, 0));
+      else row.push_back(text_cell("", 1));
+      if (const auto it = k.intensity.find("dram"); it != k.intensity.end())
+        row.push_back(derived_cell(it->second, 0));
+      else
+        row.push_back(text_cell("", 1));
+      row.push_back(text_cell(k.bounded_by, 1));
+      Cell bound = num_cell(k.bound_s, Dimension::seconds, 0);
+      bound.source = "derived";
+      row.push_back(bound);
+      Cell eff = derived_cell(k.efficiency * 100, 0);
+      eff.text = percent(k.efficiency);
+      row.push_back(eff);
+      row.push_back(text_cell(k.verdict, 1));
+      Cell sp = text_cell(profile_speedup_text(k), 1);
+      if (k.speedup && !k.speedup->note.empty()) sp.note = notes.add(labels[i] + ": " + k.speedup->note);
+      row.push_back(sp);
+      row.push_back(text_cell(marks[i], 1));
+    };
+    fill_rows(t, p.kernels, row_of);
+    if (t.row_count() == 0) t.caption += " The file holds no kernels.";
+    out.push_back(std::move(t));
+  }
+}
+
 }  // namespace
 
 std::vector<Table> build_tables(const ReportInput& in) {
@@ -513,6 +590,7 @@ std::vector<Table> build_tables(const ReportInput& in) {
   out.push_back(throughput_table(in));
   out.push_back(mma_table(in));
   results_tables(in, out);
+  profile_tables(in, out);
   return out;
 }
 

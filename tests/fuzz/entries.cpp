@@ -12,6 +12,8 @@
 #include "model/json_stream.hpp"
 #include "model/kernel_kind.hpp"
 #include "model/kernel_model.hpp"
+#include "model/ncu_csv.hpp"
+#include "model/profile.hpp"
 #include "model/units.hpp"
 #include "model/input_error.hpp"
 #include "model/sparse_matrix.hpp"
@@ -452,10 +454,56 @@ std::string stencil_shape(const std::uint8_t* data, std::size_t size, const fs::
 
 }  // namespace
 
+// Nsight Compute exports (`ceiling profile --from-ncu`): a refusal is one line naming the file; an
+// export that reads and analyses gives finite, non-negative numbers everywhere, a JSON that dumps
+// and a table that prints.
+std::string ncu_csv(const std::uint8_t* data, std::size_t size, const fs::path& scratch) {
+  const fs::path file = scratch / "fuzz-ncu.csv";
+  spit(file, data, size);
+  std::vector<std::string> metrics;
+  for (const auto& m : profile_metrics()) metrics.push_back(m.name);
+  NcuExport ex;
+  try {
+    ex = read_ncu_csv(file, metrics);
+  } catch (const InputFileError& e) {
+    return judge_error(e.what(), file.string(), "ncu_csv");
+  } catch (const std::exception& e) {
+    return std::string("ncu_csv: not an InputFileError: ") + e.what();
+  }
+  ProfileResult r;
+  try {
+    r = analyse_profile(ex, fixture_descriptor());
+  } catch (const std::runtime_error& e) {
+    return judge_error(e.what(), file.string(), "ncu_csv (analysis)");
+  } catch (const std::exception& e) {
+    return std::string("ncu_csv: the analysis fails unexpectedly: ") + e.what();
+  }
+  if (!finite_and_nonnegative(r.time_s)) return "ncu_csv: non-finite total time";
+  for (const auto& k : r.kernels) {
+    for (const double v : {k.counts.time_s, k.counts.work_flop(), k.bound_s, k.efficiency, k.time_share, k.clock_hz,
+                           k.flop_per_tensor_instruction})
+      if (!finite_and_nonnegative(v)) return "ncu_csv: a non-finite or negative number for '" + k.short_name + "'";
+    for (const auto& [l, t] : k.counts.traffic)
+      if (!finite_and_nonnegative(t.bytes())) return "ncu_csv: non-finite traffic";
+    for (const auto& [l, v] : k.intensity)
+      if (!finite_and_nonnegative(v)) return "ncu_csv: non-finite intensity";
+    if (k.speedup && (!std::isfinite(k.speedup->lower) || !std::isfinite(k.speedup->upper) ||
+                      k.speedup->lower > k.speedup->upper * (1 + 1e-12)))
+      return "ncu_csv: a speedup interval that is not finite or not ordered";
+  }
+  try {
+    (void)profile_to_json(r).dump(1, ' ', false, nlohmann::json::error_handler_t::replace);
+    (void)profile_table(r);
+  } catch (const std::exception& e) {
+    return std::string("ncu_csv: an analysed export does not print: ") + e.what();
+  }
+  return {};
+}
+
 const std::vector<std::string>& target_names() {
   static const std::vector<std::string> names = {"descriptor", "kernel_file", "results", "probes",
                                                  "manifest",   "units",       "json",  "matrix_market",
-                                                 "stencil_shape"};
+                                                 "stencil_shape", "ncu_csv"};
   return names;
 }
 
@@ -470,6 +518,7 @@ std::string run_target(std::string_view target, const std::uint8_t* data, std::s
   if (target == "json") return json(data, size, scratch);
   if (target == "matrix_market") return matrix_market(data, size, scratch);
   if (target == "stencil_shape") return stencil_shape(data, size, scratch);
+  if (target == "ncu_csv") return ncu_csv(data, size, scratch);
   throw std::invalid_argument("fuzz: unknown target '" + std::string(target) + "'");
 }
 
