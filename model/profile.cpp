@@ -386,6 +386,33 @@ std::string kernel_short_name(const std::string& demangled) {
   return s.empty() ? demangled : s;
 }
 
+std::string kernel_template_arguments(const std::string& demangled, const std::string& short_name, bool drop_namespaces) {
+  const auto p = demangled.find(short_name);
+  std::string rest = p == std::string::npos ? std::string{} : demangled.substr(p + short_name.size());
+  int depth = 0;
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    if (rest[i] == '<') ++depth;
+    if (rest[i] == '>' && depth > 0) --depth;
+    if (rest[i] == '(' && depth == 0) {
+      rest.resize(i);
+      break;
+    }
+  }
+  if (!drop_namespaces) return rest;
+  std::string shown;
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    if (std::isalnum(static_cast<unsigned char>(rest[i])) || rest[i] == '_') {
+      std::size_t j = i;
+      while (j < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[j])) || rest[j] == '_')) ++j;
+      if (rest.compare(j, 2, "::") != 0) shown += rest.substr(i, j - i);
+      i = j - 1 + (rest.compare(j, 2, "::") == 0 ? 2 : 0);
+      continue;
+    }
+    shown += rest[i];
+  }
+  return shown;
+}
+
 ProfileResult analyse_profile(const NcuExport& ex, const HardwareDescriptor& hw, const ProfileOptions& opt) {
   std::vector<std::string> missing_required, missing_optional;
   for (const auto& m : profile_metrics())
@@ -642,35 +669,7 @@ std::string profile_table(const ProfileResult& r, std::size_t max_rows) {
   for (const auto& k : r.kernels) ++uses[k.short_name];
   const auto label = [&](const ProfileKernel& k) {
     if (uses[k.short_name] < 2) return k.short_name;
-    // The template arguments after the name, without the parameter list.
-    const auto p = k.name.find(k.short_name);
-    std::string rest = p == std::string::npos ? std::string{} : k.name.substr(p + k.short_name.size());
-    int depth = 0;
-    for (std::size_t i = 0; i < rest.size(); ++i) {
-      if (rest[i] == '<') ++depth;
-      if (rest[i] == '>' && depth > 0) --depth;
-      if (rest[i] == '(' && depth == 0) {
-        rest.resize(i);
-        break;
-      }
-    }
-    // Namespaces take room and tell little: "at::native::", "std::".
-    std::string shown;
-    for (std::size_t i = 0; i < rest.size(); ++i) {
-      if (std::isalnum(static_cast<unsigned char>(rest[i])) || rest[i] == '_') {
-        std::size_t j = i;
-        while (j < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[j])) || rest[j] == '_')) ++j;
-        if (rest.compare(j, 2, "::") == 0) {
-          i = j + 1;
-          continue;
-        }
-        shown += rest.substr(i, j - i);
-        i = j - 1;
-        continue;
-      }
-      shown += rest[i];
-    }
-    return shown;
+    return kernel_template_arguments(k.name, k.short_name);
   };
   os << pad("share", 6, true) << " " << pad("time", 10, true) << " " << pad("n", 4, true) << "  " << pad("kernel", 34)
      << " " << pad("unit", 9) << " " << pad("W", 9, true) << " " << pad("Q dram", 9, true) << " " << pad("I dram", 7, true)

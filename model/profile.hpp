@@ -143,6 +143,10 @@ ProfileCounts launch_counts(const NcuLaunch& l);
 // The function name of a demangled kernel name: "void ns::scale_cuda_core<double, 1>(const double*,
 // ...)" -> "scale_cuda_core"; "sm90_xmma_gemm_..." unchanged.
 std::string kernel_short_name(const std::string& demangled);
+// The template arguments right after `short_name` in `demangled`, without the parameter list:
+// "<2, at::AUnaryFunctor<double, ...>>"; namespaces ("at::", "std::") left out when asked.
+std::string kernel_template_arguments(const std::string& demangled, const std::string& short_name,
+                                      bool drop_namespaces = true);
 
 // Throws std::runtime_error naming what is missing: an export without profiled launches, or
 // without the required metrics (the message lists them and says how to export them).

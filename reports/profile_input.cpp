@@ -191,17 +191,7 @@ std::vector<std::string> profile_kernel_labels(const ProfileInput& p) {
       continue;
     }
     // The template arguments right after the short name, without the parameter list.
-    const auto at = k.name.find(k.short_name);
-    std::string rest = at == std::string::npos ? std::string{} : k.name.substr(at + k.short_name.size());
-    int depth = 0;
-    for (std::size_t i = 0; i < rest.size(); ++i) {
-      if (rest[i] == '<') ++depth;
-      if (rest[i] == '>' && depth > 0) --depth;
-      if (rest[i] == '(' && depth == 0) {
-        rest.resize(i);
-        break;
-      }
-    }
+    std::string rest = kernel_template_arguments(k.name, k.short_name, false);
     // PyTorch's lambdas make template arguments of a thousand characters: the first few tell apart.
     constexpr std::size_t kMaxLabel = 60;
     if (k.short_name.size() + rest.size() > kMaxLabel && k.short_name.size() + 8 < kMaxLabel)

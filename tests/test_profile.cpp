@@ -48,15 +48,10 @@ const ProfileKernel& kernel(const ProfileResult& r, const std::string& name_part
   return r.kernels.front();
 }
 
-// The message of what `f` throws, or "" when it does not.
+// The message of what `f` throws ("(no error)" when it does not).
 template <class F>
 std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return {};
+  return ceiling::test::message_of(std::function<void()>(std::forward<F>(f)));
 }
 
 const char* kHeader =
