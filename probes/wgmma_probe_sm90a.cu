@@ -9,6 +9,9 @@
 #include <memory>
 #include <optional>
 
+#include <chrono>
+#include <thread>
+
 #include "mma_wgmma_ops.cuh"
 #include "probe_util.hpp"
 
@@ -194,9 +197,11 @@ WgmmaRunner make_wg(const std::string& sass) {
     auto& s = *st;
     s.A.assign(64 * W::K, 0.0);
     s.B.assign(W::K * W::N, 0.0);
+    // kind 0: exact values (the check), 1: random, 2: zero, 3: random A and zero B.
     if (kind != 2) {
       for (auto& x : s.A) x = kind == 0 ? draw_exact(W::a_elem, rng) : draw_small(W::a_elem, rng);
-      for (auto& x : s.B) x = kind == 0 ? draw_exact(W::a_elem, rng) : draw_small(W::a_elem, rng);
+      if (kind != 3)
+        for (auto& x : s.B) x = kind == 0 ? draw_exact(W::a_elem, rng) : draw_small(W::a_elem, rng);
     }
     const Images<W> im = make_images<W>(s.A, s.B);
     if (!s.a_img.size()) {
@@ -384,7 +389,10 @@ ProbeOutput run_wgmma(const ProbeContext& ctx) {
       if (f >= 0.95 * best && wg < small_wg) small_wg = wg;
     ti.best_warps = 4 * small_wg;
     ti.best_ilp = 1;
-    // Full GPU at the best point: zero data, then random data (the counted figure).
+    // Full GPU at the best point: random data (the counted figure), then zero data. The tensor
+    // cores' flop/s follows the SM clock the power limit allows, and that clock follows what ran
+    // just before (2026-11-25, H200: the same instruction 6% apart between two back-to-back runs):
+    // the counted run starts after a 50 ms rest, as a user's GEMM starts after other work.
     const double cyc_per_iter = best_wg * kUnroll * r.fma_per_wgmma / best;
     const int iters = std::max(16, static_cast<int>(4e6 / cyc_per_iter));
     const double fma_total = r.fma_per_wgmma * kUnroll * iters * best_wg * static_cast<double>(ctx.sm_count);
@@ -392,13 +400,20 @@ ProbeOutput run_wgmma(const ProbeContext& ctx) {
     opt.warmup = 2;
     opt.repeats = ctx.quick ? 5 : 10;
     nlohmann::json dj{{"instruction", key}, {"warps", 4 * best_wg}};
-    for (int kind : {2, 1}) {
+    // N = 256 also with random A and zero B (details only): what a benchmark that fills only A sees.
+    const bool n256 = key.find("n256") != std::string::npos;
+    for (int kind : {1, 2, 3}) {
+      if (kind == 3 && !n256) continue;
       r.load(kind, rng);
+      if (kind == 1) {
+        CUDA_CHECK(cudaDeviceSynchronize());
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
       const gpu::Timing t = gpu::time_kernel([&](cudaStream_t s) { r.launch(best_wg, ctx.sm_count, iters, s); }, opt);
       const auto c = r.run_cycles(best_wg, ctx.sm_count, iters, false);
       std::vector<double> per_sm;
       for (double x : c) per_sm.push_back(fma_total / ctx.sm_count / x);
-      const std::string what = kind == 2 ? "zero" : "random";
+      const std::string what = kind == 2 ? "zero" : (kind == 3 ? "random_a_zero_b" : "random");
       // SM clock during the run from clock64 cycles over event time; the post-run sample reads
       // high because the clock recovers as soon as the tensor cores go idle.
       const double run_clock_hz = median(c) / t.summary.median;

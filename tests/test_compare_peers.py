@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""CPU test of scripts/compare-peers.py on a recorded one-run comparison (H200, 2026-11-25:
+tests/data/peers/h200: the peers' raw outputs as run-peers.sh wrote them, and our calibration of
+the same run as `ceiling show --json` plus its probe details). Run by ctest (compare_peers_recorded)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.path.join(SRC, "tests", "data", "peers", "h200")
+SCRIPT = os.path.join(SRC, "scripts", "compare-peers.py")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def close(a, b, rel=1e-3):
+    return a is not None and b is not None and abs(a - b) <= rel * abs(b)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    prefix = os.path.join(tmp, "peers-h200")
+    r = subprocess.run([sys.executable, SCRIPT, "--ours", os.path.join(DATA, "ours-1.json"), "--probes",
+                        os.path.join(DATA, "ours-1.probes.json"), "--peers", os.path.join(DATA, "peers"),
+                        "--out", prefix], capture_output=True, text=True)
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
+    doc = json.load(open(prefix + ".json"))
+    md = open(prefix + ".md").read()
+    rows = {row["figure"]: row for row in doc["rows"]}
+    check(doc["schema"] == "ceiling/peers/1", "schema")
+    check(doc["gpu"] == "NVIDIA H200", "gpu name")
+    peer = lambda fig, name: next((p["value"] for p in rows[fig]["peers"] if p["peer"] == name), None)
+    # The peers' figures as their raw outputs print them (best of each suite).
+    check(close(peer("dram.read", "gpu-stream"), 2.715), "gpu-stream read")
+    check(close(peer("dram.copy", "BabelStream"), 3.981, 2e-3), "BabelStream copy")
+    check(close(peer("dram.copy", "torch"), 4.216, 2e-3), "torch copy_")
+    check(close(peer("l2.30MiB", "gpu-l2-cache"), 9.5743), "gpu-l2-cache at 30 MiB")
+    check(close(peer("mma.fp16.fp32", "DissectingTensorCores"), 1357.3, 2e-3), "DTC fp16/fp32")
+    check(close(peer("wgmma.fp16", "Hopper-benchmark"), 895.983), "HPMLL wgmma fp16")
+    check(close(peer("latency.l2", "gpu-latency"), 277.6, 2e-3), "gpu-latency L2")
+    check(close(peer("compute.fp64", "mixbench"), 31.17, 2e-3), "mixbench fp64")
+    # Ours from the descriptor and the probe details of the same run.
+    check(close(rows["dram.read"]["ours"], 4.624, 2e-2), f"ours DRAM read {rows['dram.read']['ours']}")
+    check(close(rows["l2.30MiB"]["ours"], 9.487, 2e-3), f"ours L2 30 MiB {rows['l2.30MiB']['ours']}")
+    check(close(rows["mma.int8"]["ours"], 2730, 2e-3), "ours mma int8")
+    # Verdicts: higher is better for rates; latencies within 2% or a named side.
+    check(rows["dram.read"]["verdict"] == "ours >= best peer", "read verdict")
+    check(rows["l2.30MiB"]["verdict"] == "peer ahead", "L2 30 MiB verdict")
+    check(rows["latency.l2"]["verdict"] == "within 2%", "L2 latency verdict")
+    check(rows["latency.l1"]["verdict"] == "ours lower", "L1 latency verdict")
+    check("Peer ahead on" in md and "L2 at 30 MiB" in md, "markdown summary line")
+    check("the peer's figure at that rate needs" in md, "wgmma clock note")
+    # A missing peers directory: one line, exit 1.
+    bad = subprocess.run([sys.executable, SCRIPT, "--ours", os.path.join(DATA, "ours-1.json"), "--peers",
+                          os.path.join(tmp, "nope"), "--out", prefix], capture_output=True, text=True)
+    check(bad.returncode == 1 and "no such directory" in bad.stderr and bad.stderr.count("\n") == 1, "missing dir")
+
+if failures:
+    print("compare-peers test FAILED:\n  " + "\n  ".join(failures))
+    sys.exit(1)
+print("compare-peers test: all checks passed")
