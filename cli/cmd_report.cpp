@@ -3,10 +3,14 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <iostream>
 #include <memory>
 
 #include "common.hpp"
+#include "model/files.hpp"
+#include "model/fleet.hpp"
 #include "reports/report.hpp"
 
 namespace ceiling::cli {
@@ -38,8 +42,56 @@ std::string command_line(const ReportOptions& opt) {
 
 }  // namespace
 
+// --fleet DIR: every descriptor under DIR, per GPU model the distribution of each figure and the
+// outliers; fleet.md, fleet.csv (one row per GPU, sortable) and fleet.json in --out.
+int run_fleet(const ReportOptions& opt) {
+  if (!opt.hw.empty() || !opt.results.empty() || !opt.profiles.empty())
+    throw std::runtime_error("report --fleet reads every descriptor under its directory; --hw, --results and --profile "
+                             "belong to the GPU report");
+  if (!(opt.fleet_z > 0) || !(opt.fleet_min_deviation >= 0))
+    throw std::runtime_error("report --fleet: --fleet-z must be > 0 and --fleet-min-deviation >= 0");
+  const auto t0 = std::chrono::steady_clock::now();
+  FleetOptions fo;
+  fo.z = opt.fleet_z;
+  fo.min_deviation = opt.fleet_min_deviation;
+  fo.worse_only = !opt.fleet_both_sides;
+  const FleetReport r = analyse_fleet(load_fleet(opt.fleet), fo);
+  if (r.members.empty()) throw std::runtime_error("report --fleet: no descriptor (*.yaml) under " + opt.fleet);
+  nlohmann::json j;
+  j["schema"] = "ceiling/fleet/1";
+  j["options"] = {{"z", fo.z}, {"min_deviation", fo.min_deviation}, {"worse_only", fo.worse_only}};
+  j["members"] = nlohmann::json::array();
+  for (const auto& m : r.members)
+    j["members"].push_back({{"file", m.file}, {"id", m.id}, {"uuid", m.uuid}, {"model", m.model}, {"error", m.error}});
+  j["groups"] = nlohmann::json::array();
+  for (const auto& g : r.groups) {
+    nlohmann::json gj{{"model", g.model}, {"gpus", g.members.size()}};
+    for (const auto& [f, st] : g.stats)
+      gj["figures"][f] = {{"n", st.n}, {"median", st.median}, {"sigma", st.sigma}, {"min", st.min}, {"max", st.max}};
+    gj["outliers"] = nlohmann::json::array();
+    for (const auto& o : g.outliers)
+      gj["outliers"].push_back({{"file", r.members[o.member].file}, {"id", r.members[o.member].id},
+                                {"uuid", r.members[o.member].uuid}, {"figure", o.figure}, {"value", o.value},
+                                {"median", o.median}, {"deviation", o.deviation},
+                                {"z", std::isfinite(o.z) ? nlohmann::json(o.z) : nlohmann::json(o.z > 0 ? "inf" : "-inf")}});
+    j["groups"].push_back(gj);
+  }
+  fs::create_directories(opt.out);
+  write_file_atomically(fs::path(opt.out) / "fleet.md", fleet_markdown(r));
+  write_file_atomically(fs::path(opt.out) / "fleet.csv", fleet_csv(r));
+  write_file_atomically(fs::path(opt.out) / "fleet.json", j.dump(1) + "\n");
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (opt.json)
+    std::cout << j.dump(1) << "\n";
+  else
+    std::cout << fleet_summary(r) << "fleet: wrote " << (fs::path(opt.out) / "fleet.md").string() << ", fleet.csv, fleet.json ("
+              << s << " s)\n";
+  return r.unreadable() ? 3 : 0;
+}
+
 int run_report(const ReportOptions& opt) {
   if (opt.out.empty()) throw std::runtime_error("report: --out DIR is required");
+  if (!opt.fleet.empty()) return run_fleet(opt);
   std::vector<fs::path> hw;
   if (opt.hw.empty()) {
     hw = shipped_descriptors();
@@ -118,11 +170,21 @@ Subcommand add_report(CLI::App& root) {
                     "on the roofline and speedup-bound plots of the GPU named by its hardware.id, and a table");
   s.app->add_option("--out", opt->out, "Output directory (new, empty, or a previous ceiling report)")->required();
   s.app->add_flag("--json", opt->json, "Print a JSON summary on stdout");
+  s.app->add_option("--fleet", opt->fleet,
+                    "Fleet view instead of the GPU report: every descriptor (*.yaml) under this directory; per GPU "
+                    "model each figure's median, robust spread, min/max, and the GPUs that deviate; writes fleet.md, "
+                    "fleet.csv (one row per GPU, sortable) and fleet.json to --out; exit 3 when a descriptor is unreadable");
+  s.app->add_option("--fleet-z", opt->fleet_z, "Fleet: robust standard deviations from the median that flag (default 3)");
+  s.app->add_option("--fleet-min-deviation", opt->fleet_min_deviation,
+                    "Fleet: and at least this relative deviation (default 0.01 = 1%)");
+  s.app->add_flag("--fleet-both-sides", opt->fleet_both_sides,
+                  "Fleet: flag GPUs better than their siblings too (default: only the bad side)");
   s.app->footer(
       "Examples:\n"
       "  ceiling report --hw h200 --hw gh200 --results results/h200-validation.json --out report/\n"
       "  ceiling profile --hw h100-sxm --from-ncu app.csv --out app-profile.json\n"
-      "  ceiling report --hw h100-sxm --profile app-profile.json --out report/   # your kernels beside ceiling's");
+      "  ceiling report --hw h100-sxm --profile app-profile.json --out report/   # your kernels beside ceiling's\n"
+      "  ceiling report --fleet /shared/ceiling/descriptors --out fleet/          # which of my GPUs is slower");
   s.run = [opt] { return run_report(*opt); };
   return s;
 }

@@ -72,6 +72,10 @@ struct ReportOptions {
   std::vector<std::string> profiles; // `ceiling profile --out` JSON files (schema ceiling/profile/1)
   std::string out;                   // output directory
   bool json = false;
+  // --fleet DIR: the fleet view of every descriptor under DIR instead of the report (model/fleet.hpp).
+  std::string fleet;
+  double fleet_z = 3, fleet_min_deviation = 0.01;
+  bool fleet_both_sides = false;
 };
 int run_report(const ReportOptions& opt);
 

@@ -1,0 +1,308 @@
+// The fleet view (issue 16). See fleet.hpp.
+#include "fleet.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "units.hpp"
+
+namespace ceiling {
+namespace {
+
+void put(std::map<std::string, double>& out, const std::string& path, const Field& f) {
+  if (f.measured && std::isfinite(f.measured->median) && f.measured->median > 0) out[path] = f.measured->median;
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const std::size_t m = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(m), v.end());
+  const double hi = v[m];
+  if (v.size() % 2) return hi;
+  return 0.5 * (hi + *std::max_element(v.begin(), v.begin() + static_cast<long>(m)));
+}
+
+Dimension fleet_dimension(const std::string& path) {
+  const auto has = [&](const char* s) { return path.find(s) != std::string::npos; };
+  if (path.rfind("sm_clock", 0) == 0) return Dimension::hertz;
+  if (path.rfind("fixed_costs", 0) == 0) return Dimension::seconds;
+  if (has("fma_per_clock")) return Dimension::dimensionless;
+  if (has("latency")) return Dimension::cycles;
+  if (has("bandwidth_per_sm")) return Dimension::bytes_per_cycle;
+  if (has("capacity")) return Dimension::bytes;
+  if (path.rfind("compute.", 0) == 0 || has(".throughput")) return Dimension::flop_per_second;
+  return Dimension::bytes_per_second;
+}
+
+std::string show(double v, const std::string& path) { return format_quantity(v, fleet_dimension(path), 4); }
+
+std::string pct(double f, int digits = 1) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(digits);
+  os << (f >= 0 ? "+" : "") << f * 100 << "%";
+  return os.str();
+}
+
+std::string z_text(double z) {
+  if (!std::isfinite(z)) return z > 0 ? "+inf" : "-inf";
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(1);
+  os << z;
+  return os.str();
+}
+
+std::string csv_cell(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (const char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+}  // namespace
+
+std::map<std::string, double> fleet_figures(const HardwareDescriptor& d) {
+  std::map<std::string, double> out;
+  put(out, "sm_clock", d.sm_clock);
+  for (const auto& [lvl, m] : d.memory) {
+    const std::string base = "memory." + std::string(to_string(lvl));
+    put(out, base + ".bandwidth", m.bandwidth);
+    put(out, base + ".bandwidth_per_sm", m.bandwidth_per_sm);
+    put(out, base + ".latency", m.latency);
+    put(out, base + ".capacity", m.capacity);
+    for (const auto& [p, f] : m.patterns) put(out, base + ".patterns." + p, f);
+  }
+  for (const auto& [unit, byp] : d.compute)
+    for (const auto& [p, f] : byp) put(out, "compute." + std::string(to_string(unit)) + "." + std::string(to_string(p)), f);
+  put(out, "fixed_costs.launch_single", d.fixed_costs.launch_single);
+  put(out, "fixed_costs.launch_back_to_back", d.fixed_costs.launch_back_to_back);
+  std::vector<double> tc_clocks;
+  for (const auto& ti : d.tensor_instructions) {
+    const std::string base = "tensor." + ti.key();
+    put(out, base + ".throughput", ti.throughput);
+    put(out, base + ".fma_per_clock_per_sm", ti.fma_per_clock_per_sm);
+    put(out, base + ".latency", ti.latency);
+    if (ti.api == "wgmma" && ti.throughput.measured && ti.throughput.measured->sm_clock_hz > 0)
+      tc_clocks.push_back(ti.throughput.measured->sm_clock_hz);
+  }
+  if (!tc_clocks.empty()) out["sm_clock.under_tensor_load"] = median_of(tc_clocks);
+  return out;
+}
+
+bool fleet_higher_is_better(const std::string& path) {
+  return path.find("latency") == std::string::npos && path.rfind("fixed_costs", 0) != 0;
+}
+
+std::size_t FleetReport::unreadable() const {
+  return static_cast<std::size_t>(std::count_if(members.begin(), members.end(), [](const FleetMember& m) { return !m.error.empty(); }));
+}
+
+FleetMember fleet_member(const HardwareDescriptor& d, const std::string& file) {
+  FleetMember m;
+  m.file = file;
+  m.id = d.id;
+  m.uuid = d.identity.uuid;
+  m.model = d.identity.name;
+  m.figures = fleet_figures(d);
+  return m;
+}
+
+std::vector<FleetMember> load_fleet(const std::filesystem::path& dir, unsigned threads) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw std::runtime_error(dir.string() + ": not a directory (--fleet takes a directory of descriptors)");
+  std::vector<fs::path> files;
+  for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const auto ext = it->path().extension().string();
+    if (it->is_regular_file(ec) && (ext == ".yaml" || ext == ".yml")) files.push_back(it->path());
+  }
+  if (ec) throw std::runtime_error(dir.string() + ": cannot list (" + ec.message() + ")");
+  std::sort(files.begin(), files.end());
+  std::vector<FleetMember> members(files.size());
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min<unsigned>(threads, static_cast<unsigned>(std::max<std::size_t>(1, files.size())));
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i; (i = next++) < files.size();) {
+      try {
+        members[i] = fleet_member(load_descriptor(files[i]), files[i].string());
+      } catch (const std::exception& e) {
+        members[i].file = files[i].string();
+        members[i].error = e.what();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  return members;
+}
+
+FleetReport analyse_fleet(std::vector<FleetMember> members, const FleetOptions& opt) {
+  FleetReport r;
+  r.members = std::move(members);
+  r.options = opt;
+  std::map<std::string, std::vector<std::size_t>> by_model;
+  for (std::size_t i = 0; i < r.members.size(); ++i)
+    if (r.members[i].error.empty()) by_model[r.members[i].model].push_back(i);
+  for (auto& [model, idx] : by_model) {
+    FleetGroup g;
+    g.model = model;
+    g.members = idx;
+    std::map<std::string, std::vector<double>> values;
+    for (const std::size_t i : idx)
+      for (const auto& [f, v] : r.members[i].figures) values[f].push_back(v);
+    for (auto& [f, v] : values) {
+      FleetStat s;
+      s.n = v.size();
+      s.median = median_of(v);
+      std::vector<double> dev;
+      dev.reserve(v.size());
+      for (const double x : v) dev.push_back(std::abs(x - s.median));
+      s.sigma = 1.4826 * median_of(dev);
+      s.min = *std::min_element(v.begin(), v.end());
+      s.max = *std::max_element(v.begin(), v.end());
+      g.stats[f] = s;
+    }
+    // Outliers need siblings: three GPUs of a model at least.
+    if (idx.size() >= 3) {
+      for (const std::size_t i : idx) {
+        for (const auto& [f, v] : r.members[i].figures) {
+          const FleetStat& s = g.stats.at(f);
+          if (s.n < 3 || !(s.median > 0)) continue;
+          FleetOutlier o;
+          o.member = i;
+          o.figure = f;
+          o.value = v;
+          o.median = s.median;
+          o.deviation = (v - s.median) / s.median;
+          o.z = s.sigma > 0 ? (v - s.median) / s.sigma
+                            : (v == s.median ? 0.0 : std::copysign(std::numeric_limits<double>::infinity(), v - s.median));
+          o.worse = fleet_higher_is_better(f) ? v < s.median : v > s.median;
+          if (std::abs(o.z) > opt.z && std::abs(o.deviation) >= opt.min_deviation && (!opt.worse_only || o.worse))
+            g.outliers.push_back(o);
+        }
+      }
+      std::sort(g.outliers.begin(), g.outliers.end(), [](const FleetOutlier& a, const FleetOutlier& b) {
+        if (std::abs(a.deviation) != std::abs(b.deviation)) return std::abs(a.deviation) > std::abs(b.deviation);
+        return a.member < b.member;
+      });
+    }
+    r.groups.push_back(std::move(g));
+  }
+  std::stable_sort(r.groups.begin(), r.groups.end(),
+                   [](const FleetGroup& a, const FleetGroup& b) { return a.members.size() > b.members.size(); });
+  return r;
+}
+
+std::string fleet_summary(const FleetReport& r, std::size_t max_lines) {
+  std::ostringstream os;
+  std::size_t outliers = 0;
+  for (const auto& g : r.groups) outliers += g.outliers.size();
+  os << "fleet: " << r.members.size() << " descriptor(s), " << r.groups.size() << " GPU model(s), " << outliers
+     << " outlier(s) (|robust z| > " << r.options.z << " and >= " << r.options.min_deviation * 100 << "% from the median"
+     << (r.options.worse_only ? ", on the bad side" : "") << ")";
+  if (r.unreadable()) os << ", " << r.unreadable() << " unreadable";
+  os << "\n";
+  std::size_t lines = 0;
+  for (const auto& g : r.groups) {
+    std::set<std::size_t> gpus;
+    for (const auto& o : g.outliers) gpus.insert(o.member);
+    os << "  " << g.model << ": " << g.members.size() << " GPU(s), " << gpus.size() << " with outliers"
+       << (g.members.size() < 3 ? " (fewer than 3: no outliers judged)" : "") << "\n";
+    for (const auto& o : g.outliers) {
+      if (lines++ == max_lines) {
+        os << "    ... (--json or fleet.csv list all)\n";
+        break;
+      }
+      const FleetMember& m = r.members[o.member];
+      os << "    " << (m.id.empty() ? m.file : m.id) << (m.uuid.empty() ? "" : " (" + m.uuid + ")") << ": " << o.figure
+         << " " << show(o.value, o.figure) << ", " << pct(o.deviation) << " vs median " << show(o.median, o.figure)
+         << " (z " << z_text(o.z) << ")\n";
+    }
+  }
+  for (const auto& m : r.members)
+    if (!m.error.empty()) os << "  unreadable: " << m.error << "\n";
+  return os.str();
+}
+
+std::string fleet_csv(const FleetReport& r) {
+  std::set<std::string> figures;
+  for (const auto& g : r.groups)
+    for (const auto& [f, s] : g.stats) figures.insert(f);
+  std::ostringstream os;
+  os << "file,id,uuid,model,outliers,worst_figure,worst_deviation_pct,worst_z,error";
+  for (const auto& f : figures) os << "," << csv_cell(f + " (% vs median)");
+  os << "\n";
+  std::map<std::size_t, const FleetGroup*> group_of;
+  std::map<std::size_t, std::vector<const FleetOutlier*>> out_of;
+  for (const auto& g : r.groups) {
+    for (const std::size_t i : g.members) group_of[i] = &g;
+    for (const auto& o : g.outliers) out_of[o.member].push_back(&o);
+  }
+  for (std::size_t i = 0; i < r.members.size(); ++i) {
+    const FleetMember& m = r.members[i];
+    const auto& outs = out_of[i];
+    const FleetOutlier* worst = outs.empty() ? nullptr : outs.front();
+    os << csv_cell(m.file) << "," << csv_cell(m.id) << "," << csv_cell(m.uuid) << "," << csv_cell(m.model) << ","
+       << outs.size() << "," << (worst ? csv_cell(worst->figure) : "") << ","
+       << (worst ? std::to_string(worst->deviation * 100) : "") << "," << (worst ? z_text(worst->z) : "") << ","
+       << csv_cell(m.error);
+    const FleetGroup* g = group_of.count(i) ? group_of[i] : nullptr;
+    for (const auto& f : figures) {
+      os << ",";
+      const auto v = m.figures.find(f);
+      if (!g || v == m.figures.end()) continue;
+      const auto s = g->stats.find(f);
+      if (s != g->stats.end() && s->second.median > 0) os << (v->second - s->second.median) / s->second.median * 100;
+    }
+    os << "\n";
+  }
+  return os.str();
+}
+
+std::string fleet_markdown(const FleetReport& r) {
+  std::ostringstream os;
+  os << "# Fleet report\n\n" << fleet_summary(r, 0).substr(0, fleet_summary(r, 0).find('\n')) << ".\n\n";
+  os << "Robust spread: 1.4826 x the median absolute deviation. An outlier is a GPU more than " << r.options.z
+     << " of those from its model's median and at least " << r.options.min_deviation * 100
+     << "% away, on the figure's bad side (low bandwidth, rate or clock; high latency). `fleet.csv` has one row per "
+        "GPU with every figure's deviation, to sort.\n";
+  for (const auto& g : r.groups) {
+    os << "\n## " << g.model << " (" << g.members.size() << " GPUs)\n\n";
+    if (!g.outliers.empty()) {
+      os << "| GPU | uuid | figure | value | median | deviation | robust z |\n|---|---|---|---:|---:|---:|---:|\n";
+      for (const auto& o : g.outliers) {
+        const FleetMember& m = r.members[o.member];
+        os << "| " << (m.id.empty() ? m.file : m.id) << " | " << m.uuid << " | " << o.figure << " | "
+           << show(o.value, o.figure) << " | " << show(o.median, o.figure) << " | " << pct(o.deviation) << " | "
+           << z_text(o.z) << " |\n";
+      }
+      os << "\n";
+    } else {
+      os << "No outliers.\n\n";
+    }
+    os << "| figure | GPUs | median | spread (robust) | min | max |\n|---|---:|---:|---:|---:|---:|\n";
+    for (const auto& [f, s] : g.stats)
+      os << "| " << f << " | " << s.n << " | " << show(s.median, f) << " | "
+         << (s.median > 0 ? pct(s.sigma / s.median, 2).substr(1) : "-") << " | " << show(s.min, f) << " | "
+         << show(s.max, f) << " |\n";
+  }
+  if (r.unreadable()) {
+    os << "\n## Unreadable descriptors\n\n";
+    for (const auto& m : r.members)
+      if (!m.error.empty()) os << "- " << m.error << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace ceiling
