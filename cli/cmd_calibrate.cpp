@@ -1,8 +1,19 @@
 // ceiling calibrate: parse the options, run the calibration session of the probes library
 // (probes/calibration.hpp), print its summary and map its errors to exit codes.
+#include <fcntl.h>
+#include <spawn.h>
 #include <spdlog/spdlog.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -15,7 +26,9 @@
 #include "model/descriptor.hpp"
 #include "model/units.hpp"
 
+#include "model/files.hpp"
 #ifdef CEILING_HAVE_CUDA
+#include "gpu/gpu.hpp"
 #include "probes/calibration.hpp"
 #include "probes/registry.hpp"
 #endif
@@ -164,6 +177,191 @@ int run_calibrate(const CalibrateOptions& opt) {
 #endif
 }
 
+namespace {
+namespace fs = std::filesystem;
+
+extern "C" char** environ;
+
+// The child runs `EXE calibrate --device N --out FILE --json ...`, stdout and stderr to files.
+pid_t spawn_to_files(const std::vector<std::string>& argv, const fs::path& out, const fs::path& err) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) throw std::runtime_error("calibrate --devices: cannot run " + argv[0] + ": " + std::strerror(rc));
+  return pid;
+}
+
+std::string last_error_line(const fs::path& log) {
+  std::ifstream in(log);
+  std::string line, last, err;
+  while (std::getline(in, line)) {
+    if (!line.empty()) last = line;
+    if (line.find("[error]") != std::string::npos || line.find("rror") != std::string::npos) err = line;
+  }
+  return err.empty() ? last : err;
+}
+
+// "all" (needs the GPU count) or "0,2,5": distinct non-negative ordinals.
+std::vector<int> parse_devices(const std::string& text, int count, const std::string& no_gpu) {
+  std::vector<int> out;
+  if (text == "all") {
+    if (count <= 0) throw std::runtime_error("calibrate --devices all: no GPU here (" + no_gpu + ")");
+    for (int d = 0; d < count; ++d) out.push_back(d);
+    return out;
+  }
+  std::stringstream ss(text);
+  std::set<int> seen;
+  for (std::string item; std::getline(ss, item, ',');) {
+    char* end = nullptr;
+    errno = 0;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || errno || v < 0 || v > 1023)
+      throw std::runtime_error("calibrate --devices: '" + item + "' is not a device ordinal (use all or e.g. 0,2,5)");
+    if (!seen.insert(static_cast<int>(v)).second)
+      throw std::runtime_error("calibrate --devices: device " + item + " named twice");
+    if (count > 0 && v >= count)
+      throw std::runtime_error("calibrate --devices: device " + item + " does not exist (this host has " +
+                               std::to_string(count) + " GPU(s): 0.." + std::to_string(count - 1) + ")");
+    out.push_back(static_cast<int>(v));
+  }
+  if (out.empty()) throw std::runtime_error("calibrate --devices: no device given (use all or e.g. 0,2,5)");
+  return out;
+}
+
+}  // namespace
+
+int run_calibrate_devices(const CalibrateOptions& opt) {
+  if (!opt.out.empty())
+    throw std::runtime_error("calibrate --devices writes one descriptor per GPU into --out-dir; --out names one file");
+  int count = 0;
+  std::string no_gpu = "built without CUDA";
+  std::vector<std::string> names, uuids;
+#ifdef CEILING_HAVE_CUDA
+  count = gpu::device_count();
+  no_gpu = count > 0 ? "" : gpu::no_gpu_reason();
+#endif
+  const std::vector<int> devices = parse_devices(opt.devices, count, no_gpu);
+  const fs::path dir = opt.out_dir.empty() ? fs::path("descriptors") : fs::path(opt.out_dir);
+  fs::create_directories(dir);
+  // The binary to run per GPU: this one ($CEILING_CALIBRATE_EXE replaces it in the CPU tests).
+  std::string exe;
+  if (const char* e = std::getenv("CEILING_CALIBRATE_EXE"); e && *e) {
+    exe = e;
+  } else {
+    std::error_code ec;
+    exe = fs::read_symlink("/proc/self/exe", ec).string();
+    if (ec) throw std::runtime_error("calibrate --devices: cannot find this program (/proc/self/exe)");
+  }
+  struct Child {
+    int device = 0;
+    std::string name, uuid, file_stem;
+    pid_t pid = 0;
+    int status = -1;
+    double seconds = 0;
+  };
+  std::vector<Child> kids;
+  for (const int d : devices) {
+    Child c;
+    c.device = d;
+    c.file_stem = "gpu" + std::to_string(d);
+#ifdef CEILING_HAVE_CUDA
+    if (d < count) {
+      const gpu::DeviceInfo info = gpu::query_device(d);
+      c.name = info.name;
+      c.uuid = info.uuid;
+      // The id carries the UUID: h200-238c0f96 for GPU-238c0f96-....
+      std::string u = info.uuid.rfind("GPU-", 0) == 0 ? info.uuid.substr(4) : info.uuid;
+      u = u.substr(0, std::min<std::size_t>(8, u.size()));
+      if (!u.empty()) c.file_stem = id_from_name(info.name) + "-" + u;
+    }
+#endif
+    kids.push_back(c);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto& c : kids) {
+    std::vector<std::string> argv{exe, "calibrate", "--device", std::to_string(c.device), "--out",
+                                  (dir / (c.file_stem + ".yaml")).string(), "--json"};
+    if (!opt.base.empty()) argv.insert(argv.end(), {"--base", opt.base});
+    if (!opt.probes.empty()) {
+      std::string list;
+      for (const auto& p : opt.probes) list += (list.empty() ? "" : ",") + p;
+      argv.insert(argv.end(), {"--probes", list});
+    }
+    if (opt.quick) argv.push_back("--quick");
+    c.pid = spawn_to_files(argv, dir / (c.file_stem + ".calibrate.json"), dir / (c.file_stem + ".calibrate.log"));
+    spdlog::info("calibrate --devices: device {} ({}) started -> {}", c.device, c.name.empty() ? "?" : c.name,
+                 (dir / (c.file_stem + ".yaml")).string());
+  }
+  std::size_t done = 0;
+  while (done < kids.size()) {
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (auto& c : kids)
+      if (c.pid == pid) {
+        c.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+        c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        ++done;
+        spdlog::info("calibrate --devices: device {} finished ({}, {:.1f} s)", c.device,
+                     c.status == 0 ? "ok" : "exit " + std::to_string(c.status), c.seconds);
+      }
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // Name and UUID from each child's summary where this process could not ask the GPU.
+  for (auto& c : kids) {
+    if (!c.name.empty() && !c.uuid.empty()) continue;
+    std::ifstream in(dir / (c.file_stem + ".calibrate.json"));
+    const json cj = json::parse(in, nullptr, false);
+    if (cj.is_object() && cj.contains("device") && cj["device"].is_object()) {
+      if (cj["device"].contains("name") && cj["device"]["name"].is_string()) c.name = cj["device"]["name"];
+      if (cj["device"].contains("uuid") && cj["device"]["uuid"].is_string()) c.uuid = cj["device"]["uuid"];
+    }
+  }
+  json summary = json::array();
+  int failed = 0;
+  for (const auto& c : kids) {
+    const fs::path desc = dir / (c.file_stem + ".yaml");
+    json j{{"device", c.device}, {"name", c.name}, {"uuid", c.uuid}, {"seconds", c.seconds},
+           {"log", (dir / (c.file_stem + ".calibrate.log")).string()}};
+    if (c.status == 0) {
+      j["status"] = "ok";
+      j["descriptor"] = desc.string();
+    } else {
+      ++failed;
+      j["status"] = "failed";
+      j["exit"] = c.status;
+      j["reason"] = last_error_line(dir / (c.file_stem + ".calibrate.log"));
+    }
+    summary.push_back(j);
+  }
+  if (opt.json) {
+    std::cout << json{{"devices", summary}, {"wall_s", wall}, {"out_dir", dir.string()}}.dump(2) << "\n";
+  } else {
+    std::cout << "calibrated " << (kids.size() - static_cast<std::size_t>(failed)) << " of " << kids.size()
+              << " GPU(s) at once in " << std::lround(wall * 10) / 10.0 << " s -> " << dir.string() << "\n";
+    for (const auto& j : summary)
+      std::cout << "  device " << j["device"].get<int>() << " "
+                << (j["name"].get<std::string>().empty() ? "?" : j["name"].get<std::string>()) << " "
+                << (j["uuid"].get<std::string>().empty() ? "" : j["uuid"].get<std::string>() + " ") << j["status"].get<std::string>()
+                << (j["status"] == "ok" ? " -> " + j["descriptor"].get<std::string>()
+                                        : " (exit " + std::to_string(j["exit"].get<int>()) + ": " +
+                                              j["reason"].get<std::string>() + "; log " + j["log"].get<std::string>() + ")")
+                << "\n";
+    std::cout << "next: ceiling report --fleet " << dir.string() << " --out fleet/\n";
+  }
+  return failed ? 1 : 0;
+}
+
 Subcommand add_calibrate(CLI::App& root) {
   auto opt = std::make_shared<CalibrateOptions>();
   auto list = std::make_shared<bool>(false);
@@ -176,13 +374,20 @@ Subcommand add_calibrate(CLI::App& root) {
   s.app->add_option("--base", opt->base, "Descriptor (file or shipped id) whose spec values to start from");
   s.app->add_option("--probes", opt->probes, "Only these probes (comma-separated; see --list)")->delimiter(',');
   s.app->add_flag("--quick", opt->quick, "Smaller sweeps and fewer repeats");
+  s.app->add_option("--devices", opt->devices,
+                    "Calibrate several GPUs at once, one process each: all, or ordinals like 0,2,5. Each GPU's "
+                    "descriptor goes to --out-dir as <id>-<UUID prefix>.yaml, with its log; a GPU that fails is "
+                    "reported and the others are kept (exit 1)");
+  s.app->add_option("--out-dir", opt->out_dir, "With --devices: the directory of the descriptors (default descriptors/)");
   s.app->add_flag("--list", *list, "List the registered probes and exit (no GPU needed)");
   s.app->add_flag("--json", opt->json, "Machine-readable summary on stdout");
   s.app->footer(
       "Examples:\n"
       "  ceiling calibrate --quick                      # memory + compute probes, short\n"
       "  ceiling calibrate --probes dram-bandwidth,pchase-latency --out my-h200.yaml\n"
-      "  ceiling calibrate --list");
+      "  ceiling calibrate --list\n"
+      "  ceiling calibrate --devices all --base h200 --out-dir node-descriptors/   # every GPU of this node\n"
+      "  ceiling report --fleet node-descriptors/ --out fleet/");
   s.run = [opt, list] {
     if (*list) {
 #ifdef CEILING_HAVE_CUDA
@@ -192,6 +397,8 @@ Subcommand add_calibrate(CLI::App& root) {
       return 0;
 #endif
     }
+    if (!opt->devices.empty()) return run_calibrate_devices(*opt);
+    if (!opt->out_dir.empty()) throw std::runtime_error("calibrate: --out-dir goes with --devices");
     return run_calibrate(*opt);
   };
   return s;

@@ -35,8 +35,13 @@ struct CalibrateOptions {
   std::vector<std::string> probes;  // empty = all
   bool quick = false;
   bool json = false;
+  // --devices all|0,2,5: one calibration per GPU, all at once (one process each), descriptors in
+  // out_dir named <id>-<uuid prefix>.yaml (issue 16).
+  std::string devices;
+  std::string out_dir;
 };
 int run_calibrate(const CalibrateOptions& opt);
+int run_calibrate_devices(const CalibrateOptions& opt);
 
 struct ValidateOptions {
   std::string hw;                    // descriptor path or shipped id

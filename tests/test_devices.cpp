@@ -1,0 +1,64 @@
+// calibrate --devices (issue 16): one process per GPU, all at once; a GPU that fails is reported
+// with its reason and the others are kept. The GPU is replaced by a stand-in child
+// (tests/data/devices/fake-calibrate.sh via CEILING_CALIBRATE_EXE); the real run is on a GPU host.
+#include <doctest/doctest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_run.hpp"
+#include "model/descriptor.hpp"
+#include "scratch.hpp"
+
+namespace fs = std::filesystem;
+using ceiling::test::run_ceiling;
+
+TEST_CASE("calibrate --devices: bad lists are refused before anything runs") {
+  auto r = run_ceiling("calibrate --devices 0,x --out-dir /tmp/never", true);
+  CHECK(r.rc != 0);
+  CHECK(r.out.find("'x' is not a device ordinal") != std::string::npos);
+  r = run_ceiling("calibrate --devices 1,1 --out-dir /tmp/never", true);
+  CHECK(r.out.find("device 1 named twice") != std::string::npos);
+  r = run_ceiling("calibrate --devices 0 --out one.yaml", true);
+  CHECK(r.out.find("--out names one file") != std::string::npos);
+  r = run_ceiling("calibrate --out-dir x", true);
+  CHECK(r.out.find("--out-dir goes with --devices") != std::string::npos);
+}
+
+TEST_CASE("calibrate --devices: every GPU at once, one failure reported, the others kept, then the fleet") {
+  const fs::path dir = ceiling::test::scratch_dir("devices", "run", false);
+  const fs::path args = ceiling::test::scratch_dir("devices", "args", true) / "argv.txt";
+  setenv("CEILING_CALIBRATE_EXE", (fs::path(CEILING_TEST_DATA_DIR) / "devices" / "fake-calibrate.sh").c_str(), 1);
+  setenv("FAKE_CALIBRATE_ARGS", args.c_str(), 1);
+  const auto r = run_ceiling("calibrate --devices 0,1,2 --base h200 --quick --probes dram-bandwidth --json --out-dir '" +
+                             dir.string() + "'");
+  unsetenv("CEILING_CALIBRATE_EXE");
+  unsetenv("FAKE_CALIBRATE_ARGS");
+  CHECK(r.rc == 1);  // one GPU failed
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["devices"].size() == 3);
+  CHECK(j["devices"][0]["status"] == "ok");
+  CHECK(j["devices"][1]["status"] == "failed");
+  CHECK(j["devices"][1]["reason"].get<std::string>().find("cudaErrorNoDevice") != std::string::npos);
+  CHECK(j["devices"][2]["status"] == "ok");
+  CHECK(j["devices"][2]["uuid"] == "GPU-fake0002-0000-0000-0000-000000000000");
+  CHECK(fs::exists(dir / "gpu0.yaml"));
+  CHECK(fs::exists(dir / "gpu2.yaml"));
+  CHECK(fs::exists(dir / "gpu1.calibrate.log"));
+  // Each child got the options: its device, its file, the base, the probes, --quick.
+  const std::string argv = ceiling::test::slurp(args);
+  for (const char* a : {"--device\n2\n", "--base\nh200\n", "--probes\ndram-bandwidth\n", "--quick\n", "--json\n"})
+    CHECK_MESSAGE(argv.find(a) != std::string::npos, a);
+  CHECK(argv.find((dir / "gpu2.yaml").string()) != std::string::npos);
+  // The descriptors carry their UUIDs; the fleet view reads them (2 GPUs: no outliers judged).
+  CHECK(ceiling::load_descriptor(dir / "gpu2.yaml").identity.uuid == "GPU-fake0002-0000-0000-0000-000000000000");
+  const fs::path out = ceiling::test::scratch_dir("devices", "fleet", false);
+  const auto f = run_ceiling("report --fleet '" + dir.string() + "' --out '" + out.string() + "'");
+  CHECK(f.rc == 0);
+  CHECK(f.out.find("NVIDIA H200: 2 GPU(s), 0 with outliers (fewer than 3: no outliers judged)") != std::string::npos);
+  fs::remove_all(dir);
+  fs::remove_all(out);
+  fs::remove_all(args.parent_path());
+}
