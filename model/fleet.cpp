@@ -107,7 +107,9 @@ std::size_t FleetReport::unreadable() const {
 FleetMember fleet_member(const HardwareDescriptor& d, const std::string& file) {
   FleetMember m;
   m.file = file;
-  m.id = d.id;
+  // The file's stem names the GPU (calibrate --devices writes <id>-<UUID prefix>.yaml; the id inside
+  // is the shipped descriptor's the run started from); the descriptor id where there is no file.
+  m.id = file.empty() ? d.id : std::filesystem::path(file).stem().string();
   m.uuid = d.identity.uuid;
   m.model = d.identity.name;
   m.figures = fleet_figures(d);

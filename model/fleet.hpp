@@ -16,7 +16,7 @@ namespace ceiling {
 // One GPU of the fleet: its descriptor's measured figures by path, or why it could not be read.
 struct FleetMember {
   std::string file;   // where it came from
-  std::string id, uuid, model;  // descriptor id, identity.uuid, identity.name
+  std::string id, uuid, model;  // the file's stem (else the descriptor id), identity.uuid, identity.name
   std::map<std::string, double> figures;  // path -> measured median (base units)
   std::string error;  // non-empty: the descriptor did not load (reported, not fatal)
 };
