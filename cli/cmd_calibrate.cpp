@@ -180,22 +180,20 @@ int run_calibrate(const CalibrateOptions& opt) {
 namespace {
 namespace fs = std::filesystem;
 
-extern "C" char** environ;
-
 // The child runs `EXE calibrate --device N --out FILE --json ...`, stdout and stderr to files.
 pid_t spawn_to_files(const std::vector<std::string>& argv, const fs::path& out, const fs::path& err) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw std::runtime_error("calibrate --devices: cannot run " + argv[0] + ": " + std::strerror(rc));
-  return pid;
+  try {
+    const pid_t pid = spawn_process(argv, fa, "calibrate --devices");
+    posix_spawn_file_actions_destroy(&fa);
+    return pid;
+  } catch (...) {
+    posix_spawn_file_actions_destroy(&fa);
+    throw;
+  }
 }
 
 std::string last_error_line(const fs::path& log) {
@@ -309,7 +307,7 @@ int run_calibrate_devices(const CalibrateOptions& opt) {
     }
     for (auto& c : kids)
       if (c.pid == pid) {
-        c.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+        c.status = exit_code_of(status);
         c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         ++done;
         spdlog::info("calibrate --devices: device {} finished ({}, {:.1f} s)", c.device,

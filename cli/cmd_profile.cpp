@@ -27,8 +27,6 @@
 #include "model/ncu_csv.hpp"
 #include "model/profile.hpp"
 
-extern char** environ;
-
 namespace ceiling::cli {
 namespace {
 namespace fs = std::filesystem;
@@ -75,17 +73,17 @@ int run_child(const std::vector<std::string>& argv, std::string& tail) {
   posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
   posix_spawn_file_actions_addclose(&fa, fds[0]);
   posix_spawn_file_actions_addclose(&fa, fds[1]);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
+  try {
+    pid = spawn_process(argv, fa, "profile");
+  } catch (...) {
+    posix_spawn_file_actions_destroy(&fa);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw;
+  }
   posix_spawn_file_actions_destroy(&fa);
   ::close(fds[1]);
-  if (rc != 0) {
-    ::close(fds[0]);
-    throw std::runtime_error("profile: cannot run " + argv[0] + ": " + std::strerror(rc));
-  }
   char buf[65536];
   for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) != 0;) {
     if (n < 0) {
@@ -101,9 +99,7 @@ int run_child(const std::vector<std::string>& argv, std::string& tail) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
+  return exit_code_of(status);
 }
 
 std::string read_text(const fs::path& p, std::size_t limit = 4u << 20) {

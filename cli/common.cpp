@@ -2,15 +2,36 @@
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
+
+extern "C" char** environ;
 
 namespace ceiling::cli {
 namespace fs = std::filesystem;
+
+pid_t spawn_process(const std::vector<std::string>& argv, const posix_spawn_file_actions_t& actions, const std::string& who) {
+  if (argv.empty()) throw std::runtime_error(who + ": nothing to run");
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  if (rc != 0) throw std::runtime_error(who + ": cannot run " + argv[0] + ": " + std::strerror(rc));
+  return pid;
+}
+
+int exit_code_of(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
 
 static fs::path executable_dir() {
   std::error_code ec;

@@ -1,6 +1,7 @@
 // Shared bits of the command line: subcommand registration, hardware lookup, logging.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <spawn.h>
 
 #include <filesystem>
 #include <functional>
@@ -98,6 +99,12 @@ bool gpu_available(std::string* reason);
 
 // A descriptor id from a device name: "NVIDIA H200" -> "h200", "NVIDIA H100 80GB HBM3" -> "h100-80gb-hbm3".
 std::string id_from_name(std::string name);
+
+// Starts argv[0] (a path) with `actions` (its stdout/stderr redirections) and this environment;
+// throws std::runtime_error "<who>: cannot run <program>: <cause>". The caller waits for it.
+pid_t spawn_process(const std::vector<std::string>& argv, const posix_spawn_file_actions_t& actions, const std::string& who);
+// A waitpid status as a shell shows it: the exit code, or 128 + the signal.
+int exit_code_of(int wait_status);
 
 // Logs go to stderr; verbosity from -v/-q on the root app.
 void setup_logging(int verbosity);

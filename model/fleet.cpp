@@ -274,7 +274,8 @@ std::string fleet_csv(const FleetReport& r) {
 
 std::string fleet_markdown(const FleetReport& r) {
   std::ostringstream os;
-  os << "# Fleet report\n\n" << fleet_summary(r, 0).substr(0, fleet_summary(r, 0).find('\n')) << ".\n\n";
+  const std::string summary = fleet_summary(r, 0);
+  os << "# Fleet report\n\n" << summary.substr(0, summary.find('\n')) << ".\n\n";
   os << "Robust spread: 1.4826 x the median absolute deviation. An outlier is a GPU more than " << r.options.z
      << " of those from its model's median and at least " << r.options.min_deviation * 100
      << "% away, on the figure's bad side (low bandwidth, rate or clock; high latency). `fleet.csv` has one row per "

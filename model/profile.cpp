@@ -659,7 +659,6 @@ std::string flop_text(double f) {
 
 std::string profile_table(const ProfileResult& r, std::size_t max_rows) {
   std::ostringstream os;
-  std::set<std::string> devices(r.devices.begin(), r.devices.end());
   os << "ceiling profile: " << r.launches << " launch" << (r.launches == 1 ? "" : "es") << " of " << r.kernels.size()
      << " kernel" << (r.kernels.size() == 1 ? "" : "s") << ", " << format_quantity(r.time_s, Dimension::seconds, 4)
      << " of GPU time" << (r.devices.empty() ? std::string{} : " on " + r.devices.front()) << "; bounds from '"
