@@ -16,6 +16,7 @@
 #include <sstream>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -27,8 +28,10 @@
 #include "model/units.hpp"
 
 #include "model/files.hpp"
+#include "model/link.hpp"
 #ifdef CEILING_HAVE_CUDA
 #include "gpu/gpu.hpp"
+#include "probes/link_probe.hpp"
 #include "probes/calibration.hpp"
 #include "probes/registry.hpp"
 #endif
@@ -235,19 +238,89 @@ std::vector<int> parse_devices(const std::string& text, int count, const std::st
 
 }  // namespace
 
+namespace {
+
+std::string utc_now_text() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char b[32];
+  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return b;
+}
+
+std::string this_host_name() {
+  char b[256] = {0};
+  if (::gethostname(b, sizeof b - 1) != 0 || !b[0]) return "localhost";
+  return b;
+}
+
+// $CEILING_SIMULATED_NODE: a simulated topology (model/link.hpp) stands in for the GPUs' count,
+// names, UUIDs and links (the CPU tests and the Slurm self-test; the per-GPU children come from
+// $CEILING_CALIBRATE_EXE there).
+std::unique_ptr<LinkBackend> simulated_node() {
+  const char* e = std::getenv("CEILING_SIMULATED_NODE");
+  if (!e || !*e) return nullptr;
+  spdlog::warn("calibrate --devices: simulated node from {} (CEILING_SIMULATED_NODE): nothing is measured", e);
+  return load_simulated_node(e);
+}
+
+// --link-bytes: whole 8-byte words, 4 KiB .. 16 GiB.
+std::uint64_t link_bytes_option(const std::string& text) {
+  const double v = parse_as(text, Dimension::bytes, "--link-bytes");
+  if (!(v >= 4096 && v <= 0x1p34) || std::fmod(v, 8) != 0)
+    throw std::runtime_error("--link-bytes: " + text + " must be a multiple of 8 bytes in [4 KiB, 16 GiB]");
+  return static_cast<std::uint64_t>(v);
+}
+
+}  // namespace
+
 int run_calibrate_devices(const CalibrateOptions& opt) {
   if (!opt.out.empty())
     throw std::runtime_error("calibrate --devices writes one descriptor per GPU into --out-dir; --out names one file");
+  if (opt.no_links && opt.links_only) throw std::runtime_error("calibrate: --no-links and --links-only exclude each other");
+  if (opt.link_repeats < 1 || opt.link_repeats > 1000) throw std::runtime_error("--link-repeats must lie in [1, 1000]");
+  LinkProbeOptions lo;
+  lo.large_bytes = link_bytes_option(opt.link_bytes);
+  lo.repeats = opt.link_repeats;
+  if (opt.quick && opt.link_bytes == CalibrateOptions{}.link_bytes) lo.large_bytes = std::uint64_t{64} << 20;
+  if (opt.quick && opt.link_repeats == CalibrateOptions{}.link_repeats) lo.repeats = 7;
+  lo.progress = [](const std::string& line) { spdlog::info("{}", line); };
+  std::unique_ptr<LinkBackend> links = simulated_node();
   int count = 0;
   std::string no_gpu = "built without CUDA";
-  std::vector<std::string> names, uuids;
+  if (links) {
+    count = links->device_count();
+    no_gpu.clear();
+  } else {
 #ifdef CEILING_HAVE_CUDA
-  count = gpu::device_count();
-  no_gpu = count > 0 ? "" : gpu::no_gpu_reason();
+    count = gpu::device_count();
+    no_gpu = count > 0 ? "" : gpu::no_gpu_reason();
 #endif
-  const std::vector<int> devices = parse_devices(opt.devices, count, no_gpu);
+  }
   const fs::path dir = opt.out_dir.empty() ? fs::path("descriptors") : fs::path(opt.out_dir);
   fs::create_directories(dir);
+  const fs::path node_file = dir / "node.yaml";
+  NodeDescriptor node;
+  node.tool_version = CEILING_VERSION;
+  node.node = opt.node_name.empty() ? this_host_name() : opt.node_name;
+  node.date = utc_now_text();
+  std::vector<int> devices;
+  try {
+    devices = parse_devices(opt.devices, count, no_gpu);
+  } catch (const std::runtime_error& e) {
+    if (count > 0) throw;  // a wrong --devices, not a node without GPUs
+    // A node without a usable GPU: its node descriptor says so, for the fleet report (exit 2).
+    node.status = "failed";
+    node.reason = e.what();
+    save_node_descriptor(node, node_file);
+    spdlog::error("{}", e.what());
+    if (opt.json)
+      std::cout << json{{"devices", json::array()}, {"node", node_file.string()}, {"status", "failed"}, {"reason", node.reason}}.dump(2) << "\n";
+    else
+      std::cout << "node " << node.node << ": failed (" << node.reason << ") -> " << node_file.string() << "\n";
+    return 2;
+  }
   // The binary to run per GPU: this one ($CEILING_CALIBRATE_EXE replaces it in the CPU tests).
   std::string exe;
   if (const char* e = std::getenv("CEILING_CALIBRATE_EXE"); e && *e) {
@@ -269,95 +342,153 @@ int run_calibrate_devices(const CalibrateOptions& opt) {
     Child c;
     c.device = d;
     c.file_stem = "gpu" + std::to_string(d);
-#ifdef CEILING_HAVE_CUDA
     if (d < count) {
-      const gpu::DeviceInfo info = gpu::query_device(d);
-      c.name = info.name;
-      c.uuid = info.uuid;
-      // The id carries the UUID: h200-238c0f96 for GPU-238c0f96-....
-      std::string u = info.uuid.rfind("GPU-", 0) == 0 ? info.uuid.substr(4) : info.uuid;
-      u = u.substr(0, std::min<std::size_t>(8, u.size()));
-      if (!u.empty()) c.file_stem = id_from_name(info.name) + "-" + u;
-    }
+      if (links) {
+        const LinkGpuInfo info = links->device(d);
+        c.name = info.name;
+        c.uuid = info.uuid;
+      } else {
+#ifdef CEILING_HAVE_CUDA
+        const gpu::DeviceInfo info = gpu::query_device(d);
+        c.name = info.name;
+        c.uuid = info.uuid;
 #endif
+      }
+      // The id carries the UUID: h200-238c0f96 for GPU-238c0f96-....
+      std::string u = c.uuid.rfind("GPU-", 0) == 0 ? c.uuid.substr(4) : c.uuid;
+      u = u.substr(0, std::min<std::size_t>(8, u.size()));
+      if (!u.empty() && !c.name.empty()) c.file_stem = id_from_name(c.name) + "-" + u;
+    }
     kids.push_back(c);
   }
   const auto t0 = std::chrono::steady_clock::now();
-  for (auto& c : kids) {
-    std::vector<std::string> argv{exe, "calibrate", "--device", std::to_string(c.device), "--out",
-                                  (dir / (c.file_stem + ".yaml")).string(), "--json"};
-    if (!opt.base.empty()) argv.insert(argv.end(), {"--base", opt.base});
-    if (!opt.probes.empty()) {
-      std::string list;
-      for (const auto& p : opt.probes) list += (list.empty() ? "" : ",") + p;
-      argv.insert(argv.end(), {"--probes", list});
-    }
-    if (opt.quick) argv.push_back("--quick");
-    c.pid = spawn_to_files(argv, dir / (c.file_stem + ".calibrate.json"), dir / (c.file_stem + ".calibrate.log"));
-    spdlog::info("calibrate --devices: device {} ({}) started -> {}", c.device, c.name.empty() ? "?" : c.name,
-                 (dir / (c.file_stem + ".yaml")).string());
-  }
-  std::size_t done = 0;
-  while (done < kids.size()) {
-    int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, 0);
-    if (pid < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    for (auto& c : kids)
-      if (c.pid == pid) {
-        c.status = exit_code_of(status);
-        c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        ++done;
-        spdlog::info("calibrate --devices: device {} finished ({}, {:.1f} s)", c.device,
-                     c.status == 0 ? "ok" : "exit " + std::to_string(c.status), c.seconds);
+  if (!opt.links_only) {
+    for (auto& c : kids) {
+      std::vector<std::string> argv{exe, "calibrate", "--device", std::to_string(c.device), "--out",
+                                    (dir / (c.file_stem + ".yaml")).string(), "--json"};
+      if (!opt.base.empty()) argv.insert(argv.end(), {"--base", opt.base});
+      if (!opt.probes.empty()) {
+        std::string list;
+        for (const auto& p : opt.probes) list += (list.empty() ? "" : ",") + p;
+        argv.insert(argv.end(), {"--probes", list});
       }
+      if (opt.quick) argv.push_back("--quick");
+      c.pid = spawn_to_files(argv, dir / (c.file_stem + ".calibrate.json"), dir / (c.file_stem + ".calibrate.log"));
+      spdlog::info("calibrate --devices: device {} ({}) started -> {}", c.device, c.name.empty() ? "?" : c.name,
+                   (dir / (c.file_stem + ".yaml")).string());
+    }
+    std::size_t done = 0;
+    while (done < kids.size()) {
+      int status = 0;
+      const pid_t pid = ::waitpid(-1, &status, 0);
+      if (pid < 0) {
+        if (errno == EINTR) continue;
+        break;
+      }
+      for (auto& c : kids)
+        if (c.pid == pid) {
+          c.status = exit_code_of(status);
+          c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          ++done;
+          spdlog::info("calibrate --devices: device {} finished ({}, {:.1f} s)", c.device,
+                       c.status == 0 ? "ok" : "exit " + std::to_string(c.status), c.seconds);
+        }
+    }
+    // Name and UUID from each child's summary where this process could not ask the GPU.
+    for (auto& c : kids) {
+      if (!c.name.empty() && !c.uuid.empty()) continue;
+      std::ifstream in(dir / (c.file_stem + ".calibrate.json"));
+      const json cj = json::parse(in, nullptr, false);
+      if (cj.is_object() && cj.contains("device") && cj["device"].is_object()) {
+        if (cj["device"].contains("name") && cj["device"]["name"].is_string()) c.name = cj["device"]["name"];
+        if (cj["device"].contains("uuid") && cj["device"]["uuid"].is_string()) c.uuid = cj["device"]["uuid"];
+      }
+    }
+  } else {
+    for (auto& c : kids) c.status = 0;
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  // Name and UUID from each child's summary where this process could not ask the GPU.
-  for (auto& c : kids) {
-    if (!c.name.empty() && !c.uuid.empty()) continue;
-    std::ifstream in(dir / (c.file_stem + ".calibrate.json"));
-    const json cj = json::parse(in, nullptr, false);
-    if (cj.is_object() && cj.contains("device") && cj["device"].is_object()) {
-      if (cj["device"].contains("name") && cj["device"]["name"].is_string()) c.name = cj["device"]["name"];
-      if (cj["device"].contains("uuid") && cj["device"]["uuid"].is_string()) c.uuid = cj["device"]["uuid"];
-    }
-  }
   json summary = json::array();
   int failed = 0;
   for (const auto& c : kids) {
     const fs::path desc = dir / (c.file_stem + ".yaml");
-    json j{{"device", c.device}, {"name", c.name}, {"uuid", c.uuid}, {"seconds", c.seconds},
-           {"log", (dir / (c.file_stem + ".calibrate.log")).string()}};
+    NodeGpu g;
+    g.device = c.device;
+    g.name = c.name;
+    g.uuid = c.uuid;
+    json j{{"device", c.device}, {"name", c.name}, {"uuid", c.uuid}, {"seconds", c.seconds}};
+    if (!opt.links_only) j["log"] = (dir / (c.file_stem + ".calibrate.log")).string();
     if (c.status == 0) {
       j["status"] = "ok";
-      j["descriptor"] = desc.string();
+      if (!opt.links_only) {
+        j["descriptor"] = desc.string();
+        g.descriptor = desc.filename().string();
+      }
     } else {
       ++failed;
       j["status"] = "failed";
       j["exit"] = c.status;
       j["reason"] = last_error_line(dir / (c.file_stem + ".calibrate.log"));
+      g.status = "failed";
+      g.reason = j["reason"].get<std::string>();
+      if (g.reason.empty()) g.reason = "exit " + std::to_string(c.status);
     }
+    node.gpus.push_back(g);
     summary.push_back(j);
   }
+  // The links, after the calibrations (nothing else runs on the GPUs then).
+  int link_failures = 0;
+  double link_seconds = 0;
+  if (!opt.no_links) {
+#ifdef CEILING_HAVE_CUDA
+    if (!links && count > 0) links = probes::make_cuda_link_backend();
+#endif
+    if (links) {
+      const LinkMeasurements m = measure_links(*links, devices, lo);
+      node.large_bytes = m.large_bytes;
+      node.small_bytes = m.small_bytes;
+      node.host_links = m.host_links;
+      node.pairs = m.pairs;
+      link_seconds = m.seconds;
+      for (const auto& h : m.host_links)
+        for (const auto& [p, f] : h.figures) link_failures += !f.error.empty();
+      for (const auto& q : m.pairs)
+        for (const auto& [p, f] : q.figures) link_failures += !f.error.empty();
+    } else {
+      spdlog::warn("calibrate --devices: links not probed ({})", no_gpu.empty() ? "no GPU" : no_gpu);
+    }
+  }
+  if (failed == static_cast<int>(kids.size()) && node.host_links.empty()) {
+    node.status = "failed";
+    node.reason = "every GPU failed (" + std::to_string(failed) + " of " + std::to_string(kids.size()) + ")";
+  } else if (failed || link_failures) {
+    node.status = "partial";
+    node.reason = std::to_string(failed) + " GPU(s) and " + std::to_string(link_failures) + " link path(s) failed";
+  }
+  save_node_descriptor(node, node_file);
   if (opt.json) {
-    std::cout << json{{"devices", summary}, {"wall_s", wall}, {"out_dir", dir.string()}}.dump(2) << "\n";
+    std::cout << json{{"devices", summary}, {"wall_s", wall}, {"out_dir", dir.string()}, {"node", node_file.string()},
+                      {"node_status", node.status}, {"link_failures", link_failures}, {"links_s", link_seconds}}
+                     .dump(2)
+              << "\n";
   } else {
-    std::cout << "calibrated " << (kids.size() - static_cast<std::size_t>(failed)) << " of " << kids.size()
-              << " GPU(s) at once in " << std::lround(wall * 10) / 10.0 << " s -> " << dir.string() << "\n";
+    if (!opt.links_only)
+      std::cout << "calibrated " << (kids.size() - static_cast<std::size_t>(failed)) << " of " << kids.size()
+                << " GPU(s) at once in " << std::lround(wall * 10) / 10.0 << " s -> " << dir.string() << "\n";
     for (const auto& j : summary)
       std::cout << "  device " << j["device"].get<int>() << " "
                 << (j["name"].get<std::string>().empty() ? "?" : j["name"].get<std::string>()) << " "
                 << (j["uuid"].get<std::string>().empty() ? "" : j["uuid"].get<std::string>() + " ") << j["status"].get<std::string>()
-                << (j["status"] == "ok" ? " -> " + j["descriptor"].get<std::string>()
+                << (j["status"] == "ok" ? (j.contains("descriptor") ? " -> " + j["descriptor"].get<std::string>() : "")
                                         : " (exit " + std::to_string(j["exit"].get<int>()) + ": " +
                                               j["reason"].get<std::string>() + "; log " + j["log"].get<std::string>() + ")")
                 << "\n";
+    std::cout << link_summary(node);
+    std::cout << "node " << node.node << ": " << node.status << (node.reason.empty() ? "" : " (" + node.reason + ")")
+              << " -> " << node_file.string() << "\n";
     std::cout << "next: ceiling report --fleet " << dir.string() << " --out fleet/\n";
   }
-  return failed ? 1 : 0;
+  return node.status == "ok" ? 0 : 1;
 }
 
 Subcommand add_calibrate(CLI::App& root) {
@@ -376,7 +507,13 @@ Subcommand add_calibrate(CLI::App& root) {
                     "Calibrate several GPUs at once, one process each: all, or ordinals like 0,2,5. Each GPU's "
                     "descriptor goes to --out-dir as <id>-<UUID prefix>.yaml, with its log; a GPU that fails is "
                     "reported and the others are kept (exit 1)");
-  s.app->add_option("--out-dir", opt->out_dir, "With --devices: the directory of the descriptors (default descriptors/)");
+  s.app->add_option("--out-dir", opt->out_dir, "With --devices: the directory of the descriptors and node.yaml (default descriptors/)");
+  s.app->add_flag("--no-links", opt->no_links, "With --devices: skip the link probe (host<->GPU, GPU<->GPU)");
+  s.app->add_flag("--links-only", opt->links_only,
+                  "With --devices: only the link probe (no per-GPU calibration); node.yaml lists the GPUs without descriptors");
+  s.app->add_option("--link-bytes", opt->link_bytes, "With --devices: bytes of one bandwidth transfer (default 256 MiB)");
+  s.app->add_option("--link-repeats", opt->link_repeats, "With --devices: timed transfers per path and size (default 20)");
+  s.app->add_option("--node-name", opt->node_name, "With --devices: the node's name in node.yaml (default: this host's name)");
   s.app->add_flag("--list", *list, "List the registered probes and exit (no GPU needed)");
   s.app->add_flag("--json", opt->json, "Machine-readable summary on stdout");
   s.app->footer(
@@ -384,7 +521,8 @@ Subcommand add_calibrate(CLI::App& root) {
       "  ceiling calibrate --quick                      # memory + compute probes, short\n"
       "  ceiling calibrate --probes dram-bandwidth,pchase-latency --out my-h200.yaml\n"
       "  ceiling calibrate --list\n"
-      "  ceiling calibrate --devices all --base h200 --out-dir node-descriptors/   # every GPU of this node\n"
+      "  ceiling calibrate --devices all --base h200 --out-dir node-descriptors/   # every GPU of this node, then its links\n"
+      "  ceiling calibrate --devices all --links-only --out-dir links/    # host<->GPU and GPU<->GPU only (node.yaml)\n"
       "  ceiling report --fleet node-descriptors/ --out fleet/");
   s.run = [opt, list] {
     if (*list) {
@@ -397,6 +535,8 @@ Subcommand add_calibrate(CLI::App& root) {
     }
     if (!opt->devices.empty()) return run_calibrate_devices(*opt);
     if (!opt->out_dir.empty()) throw std::runtime_error("calibrate: --out-dir goes with --devices");
+    if (opt->no_links || opt->links_only || !opt->node_name.empty())
+      throw std::runtime_error("calibrate: --no-links, --links-only and --node-name go with --devices");
     return run_calibrate(*opt);
   };
   return s;

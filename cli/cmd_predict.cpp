@@ -19,6 +19,7 @@
 #include "model/descriptor.hpp"
 #include "model/kernel_kind.hpp"
 #include "model/kernel_model.hpp"
+#include "model/link.hpp"
 #include "model/sparse_matrix.hpp"
 #include "model/stencil_shape.hpp"
 #include "model/units.hpp"
@@ -37,6 +38,9 @@ struct PredictArgs {
   double scale = 1.0;
   // Stencils: points, dims and the weights from a shape (model/stencil_shape.hpp), built-in or a file.
   std::string shape;
+  // The link level (issue 16): a node descriptor and which link the reads come over.
+  std::string node, link;
+  double link_fraction = 1.0;
 };
 
 bool kind_takes(const KernelKind* kind, const char* name) {
@@ -388,6 +392,14 @@ Subcommand add_predict(CLI::App& root) {
       ->type_name("QTY");
   app->add_option("--source", a->source, "spec | measured | auto (default auto: measured where present, else spec)")
       ->check(CLI::IsMember({"spec", "measured", "auto"}));
+  app->add_option("--node", a->node, "Node descriptor (node.yaml of calibrate --devices) with the measured links")
+      ->type_name("FILE");
+  app->add_option("--link", a->link,
+                  "The kernel's reads come over a link of --node: peer:FROM:TO (a kernel on GPU TO reads GPU FROM's "
+                  "memory) or host:GPU (page-locked host memory read by GPU)")
+      ->type_name("SPEC");
+  app->add_option("--link-fraction", a->link_fraction, "Share of the kernel's read bytes that cross --link (default 1)")
+      ->check(CLI::Range(1e-9, 1.0));
   app->add_flag("--json", a->json, "One JSON object on stdout");
   app->footer(kinds_text +
       "\nExamples:\n"
@@ -397,7 +409,8 @@ Subcommand add_predict(CLI::App& root) {
       "  ceiling predict --hw h200 --kernel stencil --shape my-shape.yaml --nx 512 --ny 512 --nz 512\n"
       "  ceiling predict --hw h200 --kernel custom --work '2 GFLOP' --traffic '8 GB'\n"
       "  ceiling predict --hw h200 --kernel spmv-csr --suite table2 --name cant\n"
-      "  ceiling predict --hw h200 --kernel spmv-csr --matrix my.mtx --json");
+      "  ceiling predict --hw h200 --kernel spmv-csr --matrix my.mtx --json\n"
+      "  ceiling predict --hw h200 --kernel scale --n 1e9 --node node.yaml --link peer:1:0   # x on GPU 1, kernel on GPU 0");
   const CLI::Option* precision_opt = app->get_option("--precision");
   const CLI::Option* bw_opt = app->get_option("--bandwidth");
   const CLI::Option* cc_opt = app->get_option("--peak-cuda-core");
@@ -419,6 +432,9 @@ Subcommand add_predict(CLI::App& root) {
       opt.peak_cuda_core_override = parse_as(a->peak_cuda_core, Dimension::flop_per_second, "--peak-cuda-core");
     if (tc_opt->count() > 0)
       opt.peak_tensor_core_override = parse_as(a->peak_tensor_core, Dimension::flop_per_second, "--peak-tensor-core");
+    if (a->node.empty() != a->link.empty())
+      throw std::runtime_error("--node and --link go together (e.g. --node node.yaml --link peer:1:0)");
+    if (!a->node.empty()) opt.link = link_level(load_node_descriptor(a->node), a->link, a->link_fraction);
     spdlog::debug("predict: {} on {} ({})", k.description, hw.id, hw_path.string());
     const Prediction r = predict(hw, k, opt);
 
@@ -434,6 +450,10 @@ Subcommand add_predict(CLI::App& root) {
     if (a->json) {
       auto j = to_json(hw, hw_path, k, r);
       if (spmv) j["assumption"] = x_note;
+      if (opt.link)
+        j["link"] = {{"name", opt.link->name}, {"bandwidth_bytes_per_s", opt.link->bandwidth},
+                     {"bandwidth_max_bytes_per_s", opt.link->bandwidth_max}, {"latency_s", opt.link->latency_s},
+                     {"read_fraction", opt.link->read_fraction}, {"node", a->node}};
       if (!label.empty()) j["matrix"] = label;
       if (shape) j["stencil_shape"] = shape_json(*shape, r, k.precision);
       std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";

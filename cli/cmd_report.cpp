@@ -62,7 +62,8 @@ int run_fleet(const ReportOptions& opt) {
   j["options"] = {{"z", fo.z}, {"min_deviation", fo.min_deviation}, {"worse_only", fo.worse_only}};
   j["members"] = nlohmann::json::array();
   for (const auto& m : r.members)
-    j["members"].push_back({{"file", m.file}, {"id", m.id}, {"uuid", m.uuid}, {"model", m.model}, {"error", m.error}});
+    j["members"].push_back({{"file", m.file}, {"id", m.id}, {"uuid", m.uuid}, {"model", m.model}, {"node", m.node},
+                            {"error", m.error}, {"link_problems", m.problems}});
   j["groups"] = nlohmann::json::array();
   for (const auto& g : r.groups) {
     nlohmann::json gj{{"model", g.model}, {"gpus", g.members.size()}};
@@ -173,7 +174,9 @@ Subcommand add_report(CLI::App& root) {
   s.app->add_option("--fleet", opt->fleet,
                     "Fleet view instead of the GPU report: every descriptor (*.yaml) under this directory; per GPU "
                     "model each figure's median, robust spread, min/max, and the GPUs that deviate; writes fleet.md, "
-                    "fleet.csv (one row per GPU, sortable) and fleet.json to --out; exit 3 when a descriptor is unreadable");
+                    "fleet.csv (one row per GPU, sortable) and fleet.json to --out. Node descriptors (node.yaml of calibrate "
+                    "--devices) add each GPU's link figures and report failed GPUs and nodes; exit 3 when a descriptor "
+                    "is unreadable or a GPU or node failed");
   s.app->add_option("--fleet-z", opt->fleet_z, "Fleet: robust standard deviations from the median that flag (default 3)");
   s.app->add_option("--fleet-min-deviation", opt->fleet_min_deviation,
                     "Fleet: and at least this relative deviation (default 0.01 = 1%)");

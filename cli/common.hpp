@@ -40,6 +40,12 @@ struct CalibrateOptions {
   // out_dir named <id>-<uuid prefix>.yaml (issue 16).
   std::string devices;
   std::string out_dir;
+  // The link probe after the GPUs' calibrations (model/link.hpp), written with the GPUs into
+  // <out_dir>/node.yaml (ceiling/node/1).
+  bool no_links = false, links_only = false;
+  std::string link_bytes = "256 MiB";
+  int link_repeats = 20;
+  std::string node_name;  // default: this host's name
 };
 int run_calibrate(const CalibrateOptions& opt);
 int run_calibrate_devices(const CalibrateOptions& opt);

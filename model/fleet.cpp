@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "files.hpp"
+#include "link.hpp"
 #include "units.hpp"
 
 namespace ceiling {
@@ -32,6 +34,7 @@ Dimension fleet_dimension(const std::string& path) {
   const auto has = [&](const char* s) { return path.find(s) != std::string::npos; };
   if (path.rfind("sm_clock", 0) == 0) return Dimension::hertz;
   if (path.rfind("fixed_costs", 0) == 0) return Dimension::seconds;
+  if (path.rfind("link.", 0) == 0) return has("latency") ? Dimension::seconds : Dimension::bytes_per_second;
   if (has("fma_per_clock")) return Dimension::dimensionless;
   if (has("latency")) return Dimension::cycles;
   if (has("bandwidth_per_sm")) return Dimension::bytes_per_cycle;
@@ -116,6 +119,34 @@ FleetMember fleet_member(const HardwareDescriptor& d, const std::string& file) {
   return m;
 }
 
+void add_node_figures(FleetMember& m, const NodeDescriptor& n, int device) {
+  m.node = n.node;
+  if (const HostLink* h = n.host_link(device))
+    for (const auto& [p, f] : h->figures) {
+      const std::string base = "link." + std::string(to_string(p));
+      if (f.measured()) {
+        m.figures[base + ".bandwidth"] = f.bandwidth;
+        m.figures[base + ".latency"] = f.latency_s;
+      } else if (!f.error.empty()) {
+        m.problems.push_back(std::string(to_string(p)) + ": " + f.error);
+      }
+    }
+  for (const auto& q : n.pairs) {
+    if (q.from != device && q.to != device) continue;
+    for (const auto& [p, f] : q.figures) {
+      const std::string base = "link." + std::string(to_string(p));
+      if (f.measured()) {
+        const auto bw = m.figures.find(base + ".bandwidth_min");
+        if (bw == m.figures.end() || f.bandwidth < bw->second) m.figures[base + ".bandwidth_min"] = f.bandwidth;
+        const auto lat = m.figures.find(base + ".latency_max");
+        if (lat == m.figures.end() || f.latency_s > lat->second) m.figures[base + ".latency_max"] = f.latency_s;
+      } else if (!f.error.empty()) {
+        m.problems.push_back(std::to_string(q.from) + "->" + std::to_string(q.to) + " " + std::string(to_string(p)) + ": " + f.error);
+      }
+    }
+  }
+}
+
 std::vector<FleetMember> load_fleet(const std::filesystem::path& dir, unsigned threads) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -129,13 +160,18 @@ std::vector<FleetMember> load_fleet(const std::filesystem::path& dir, unsigned t
   if (ec) throw std::runtime_error(dir.string() + ": cannot list (" + ec.message() + ")");
   std::sort(files.begin(), files.end());
   std::vector<FleetMember> members(files.size());
+  std::vector<std::optional<NodeDescriptor>> nodes(files.size());
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   threads = std::min<unsigned>(threads, static_cast<unsigned>(std::max<std::size_t>(1, files.size())));
   std::atomic<std::size_t> next{0};
   const auto work = [&] {
     for (std::size_t i; (i = next++) < files.size();) {
       try {
-        members[i] = fleet_member(load_descriptor(files[i]), files[i].string());
+        const std::string text = read_input_file(files[i], kMaxYamlInputBytes, "descriptor");
+        if (is_node_descriptor_text(text))
+          nodes[i] = parse_node_descriptor(text, files[i].string());
+        else
+          members[i] = fleet_member(parse_descriptor(text, files[i].string()), files[i].string());
       } catch (const std::exception& e) {
         members[i].file = files[i].string();
         members[i].error = e.what();
@@ -146,7 +182,58 @@ std::vector<FleetMember> load_fleet(const std::filesystem::path& dir, unsigned t
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
   work();
   for (auto& t : pool) t.join();
-  return members;
+  // Node descriptors: their GPUs' descriptors by UUID get the links; failures become members.
+  std::vector<FleetMember> out;
+  std::map<std::string, std::size_t> by_uuid;
+  std::set<std::string> files_loaded;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (nodes[i]) continue;
+    if (!members[i].uuid.empty() && members[i].error.empty()) by_uuid.emplace(members[i].uuid, out.size());
+    files_loaded.insert(files[i].lexically_normal().string());
+    out.push_back(std::move(members[i]));
+  }
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (!nodes[i]) continue;
+    const NodeDescriptor& n = *nodes[i];
+    const std::string file = files[i].string();
+    if (n.gpus.empty()) {
+      FleetMember m;
+      m.file = file;
+      m.id = n.node;
+      m.node = n.node;
+      m.error = "node " + n.node + ": " + (n.status == "failed" ? "failed: " + n.reason : "no GPU listed") + " (" + file + ")";
+      out.push_back(std::move(m));
+      continue;
+    }
+    for (const auto& g : n.gpus) {
+      const auto it = g.uuid.empty() ? by_uuid.end() : by_uuid.find(g.uuid);
+      if (g.status == "failed" || it == by_uuid.end()) {
+        const fs::path desc = g.descriptor.empty() ? fs::path() : (files[i].parent_path() / g.descriptor).lexically_normal();
+        if (g.status != "failed" && !g.descriptor.empty() && files_loaded.count(desc.string()))
+          continue;  // its descriptor is there but unreadable: already a member with that error
+        FleetMember m;
+        m.file = file;
+        m.id = n.node + "/gpu" + std::to_string(g.device);
+        m.uuid = g.uuid;
+        m.model = g.name;
+        m.node = n.node;
+        if (g.status == "failed") {
+          m.error = "node " + n.node + " device " + std::to_string(g.device) + " failed: " + g.reason;
+        } else if (!g.descriptor.empty()) {
+          m.error = "node " + n.node + " device " + std::to_string(g.device) + ": its descriptor " + desc.string() + " is missing";
+        } else {
+          // Links only (calibrate --devices --links-only): the GPU joins with its link figures.
+          add_node_figures(m, n, g.device);
+          if (m.figures.empty()) m.error = "node " + n.node + " device " + std::to_string(g.device) + ": no descriptor and no link figure";
+          if (!g.uuid.empty() && m.error.empty()) by_uuid.emplace(g.uuid, out.size());
+        }
+        out.push_back(std::move(m));
+        continue;
+      }
+      add_node_figures(out[it->second], n, g.device);
+    }
+  }
+  return out;
 }
 
 FleetReport analyse_fleet(std::vector<FleetMember> members, const FleetOptions& opt) {
@@ -213,7 +300,7 @@ std::string fleet_summary(const FleetReport& r, std::size_t max_lines) {
   os << "fleet: " << r.members.size() << " descriptor(s), " << r.groups.size() << " GPU model(s), " << outliers
      << " outlier(s) (|robust z| > " << r.options.z << " and >= " << r.options.min_deviation * 100 << "% from the median"
      << (r.options.worse_only ? ", on the bad side" : "") << ")";
-  if (r.unreadable()) os << ", " << r.unreadable() << " unreadable";
+  if (r.unreadable()) os << ", " << r.unreadable() << " unreadable or failed";
   os << "\n";
   std::size_t lines = 0;
   for (const auto& g : r.groups) {
@@ -233,7 +320,9 @@ std::string fleet_summary(const FleetReport& r, std::size_t max_lines) {
     }
   }
   for (const auto& m : r.members)
-    if (!m.error.empty()) os << "  unreadable: " << m.error << "\n";
+    if (!m.error.empty()) os << "  not analysed: " << m.error << "\n";
+  for (const auto& m : r.members)
+    for (const auto& p : m.problems) os << "  link failed on " << (m.id.empty() ? m.file : m.id) << ": " << p << "\n";
   return os.str();
 }
 
@@ -242,7 +331,7 @@ std::string fleet_csv(const FleetReport& r) {
   for (const auto& g : r.groups)
     for (const auto& [f, s] : g.stats) figures.insert(f);
   std::ostringstream os;
-  os << "file,id,uuid,model,outliers,worst_figure,worst_deviation_pct,worst_z,error";
+  os << "file,id,uuid,model,node,outliers,worst_figure,worst_deviation_pct,worst_z,error,link_problems";
   for (const auto& f : figures) os << "," << csv_cell(f + " (% vs median)");
   os << "\n";
   std::map<std::size_t, const FleetGroup*> group_of;
@@ -255,10 +344,12 @@ std::string fleet_csv(const FleetReport& r) {
     const FleetMember& m = r.members[i];
     const auto& outs = out_of[i];
     const FleetOutlier* worst = outs.empty() ? nullptr : outs.front();
+    std::string problems;
+    for (const auto& p : m.problems) problems += (problems.empty() ? "" : "; ") + p;
     os << csv_cell(m.file) << "," << csv_cell(m.id) << "," << csv_cell(m.uuid) << "," << csv_cell(m.model) << ","
-       << outs.size() << "," << (worst ? csv_cell(worst->figure) : "") << ","
+       << csv_cell(m.node) << "," << outs.size() << "," << (worst ? csv_cell(worst->figure) : "") << ","
        << (worst ? std::to_string(worst->deviation * 100) : "") << "," << (worst ? z_text(worst->z) : "") << ","
-       << csv_cell(m.error);
+       << csv_cell(m.error) << "," << csv_cell(problems);
     const FleetGroup* g = group_of.count(i) ? group_of[i] : nullptr;
     for (const auto& f : figures) {
       os << ",";
@@ -283,10 +374,10 @@ std::string fleet_markdown(const FleetReport& r) {
   for (const auto& g : r.groups) {
     os << "\n## " << g.model << " (" << g.members.size() << " GPUs)\n\n";
     if (!g.outliers.empty()) {
-      os << "| GPU | uuid | figure | value | median | deviation | robust z |\n|---|---|---|---:|---:|---:|---:|\n";
+      os << "| GPU | node | uuid | figure | value | median | deviation | robust z |\n|---|---|---|---|---:|---:|---:|---:|\n";
       for (const auto& o : g.outliers) {
         const FleetMember& m = r.members[o.member];
-        os << "| " << (m.id.empty() ? m.file : m.id) << " | " << m.uuid << " | " << o.figure << " | "
+        os << "| " << (m.id.empty() ? m.file : m.id) << " | " << m.node << " | " << m.uuid << " | " << o.figure << " | "
            << show(o.value, o.figure) << " | " << show(o.median, o.figure) << " | " << pct(o.deviation) << " | "
            << z_text(o.z) << " |\n";
       }
@@ -301,9 +392,16 @@ std::string fleet_markdown(const FleetReport& r) {
          << show(s.max, f) << " |\n";
   }
   if (r.unreadable()) {
-    os << "\n## Unreadable descriptors\n\n";
+    os << "\n## Unreadable descriptors, failed GPUs and nodes\n\n";
     for (const auto& m : r.members)
       if (!m.error.empty()) os << "- " << m.error << "\n";
+  }
+  bool link_problems = false;
+  for (const auto& m : r.members) link_problems = link_problems || !m.problems.empty();
+  if (link_problems) {
+    os << "\n## Failed link paths\n\n";
+    for (const auto& m : r.members)
+      for (const auto& p : m.problems) os << "- " << (m.id.empty() ? m.file : m.id) << " (node " << m.node << "): " << p << "\n";
   }
   return os.str();
 }

@@ -18,7 +18,9 @@ struct FleetMember {
   std::string file;   // where it came from
   std::string id, uuid, model;  // the file's stem (else the descriptor id), identity.uuid, identity.name
   std::map<std::string, double> figures;  // path -> measured median (base units)
-  std::string error;  // non-empty: the descriptor did not load (reported, not fatal)
+  std::string error;  // non-empty: the descriptor did not load, or the GPU failed (reported, not fatal)
+  std::string node;   // the node descriptor (ceiling/node/1) that names this GPU, if any
+  std::vector<std::string> problems;  // link paths that failed on this GPU (from its node descriptor)
 };
 
 // The figures of a descriptor that measure this GPU (measured medians only; spec values are the
@@ -69,8 +71,16 @@ struct FleetReport {
 // Loads every *.yaml under `dir` (recursively; `.probes.json` files are details, not descriptors)
 // on `threads` threads (0: the hardware's count). A file that does not load becomes a member with
 // its error; nothing else is lost. Throws std::runtime_error when `dir` is not a directory.
+// Node descriptors (ceiling/node/1, written by calibrate --devices) join their GPUs' descriptors by
+// UUID and add the link figures (add_node_figures); a GPU or a node that failed becomes a member
+// with the node's name and the reason.
 std::vector<FleetMember> load_fleet(const std::filesystem::path& dir, unsigned threads = 0);
 FleetMember fleet_member(const HardwareDescriptor& d, const std::string& file);
+struct NodeDescriptor;
+// link.<path>.bandwidth / .latency of the GPU's host paths, and per pair path the slowest pair the
+// GPU is part of (link.<path>.bandwidth_min, .latency_max): a degraded NVLink or PCIe link shows
+// as an outlier. Failed paths go to `problems`.
+void add_node_figures(FleetMember& m, const NodeDescriptor& n, int device);
 
 FleetReport analyse_fleet(std::vector<FleetMember> members, const FleetOptions& opt = {});
 

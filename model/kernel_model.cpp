@@ -572,6 +572,31 @@ Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const Pre
     r.bandwidth_how = roof.how;
     for (const auto& line : roof.provenance) prov.push_back(line);
   }
+  bool link_bound = false;
+  if (opt.link) {
+    const LinkLevel& L = *opt.link;
+    if (!(L.bandwidth > 0) || !(L.read_fraction > 0 && L.read_fraction <= 1))
+      throw std::invalid_argument("predict: the link level needs a positive bandwidth and a read fraction in (0, 1]");
+    const double reads = k.read_bytes > 0 ? k.read_bytes : k.traffic_bytes;
+    const double q_link = L.read_fraction * reads;
+    const double q_local = std::max(0.0, k.traffic_bytes - q_link);
+    const auto effective = [&](double local_bw, double link_bw) {
+      return k.traffic_bytes / std::max(q_local / local_bw, q_link / link_bw);
+    };
+    const double t_local = q_local / bw.value, t_link = q_link / L.bandwidth;
+    link_bound = t_link >= t_local;
+    prov.push_back(L.provenance);
+    prov.push_back("link: " + format_quantity(q_link, Dimension::bytes) + " of the reads (" + num(L.read_fraction) +
+                   ") over " + L.name + " in " + format_quantity(t_link, Dimension::seconds) + ", " +
+                   format_quantity(q_local, Dimension::bytes) + " local in " + format_quantity(t_local, Dimension::seconds) +
+                   ": effective bandwidth Q / max = " + format_quantity(effective(bw.value, L.bandwidth), Dimension::bytes_per_second));
+    r.memory_level_reason += std::string("; ") + (link_bound ? "the link bounds it: " : "the link does not bound it: ") +
+                             num(L.read_fraction) + " of the reads come over " + L.name;
+    if (link_bound) r.memory_level = "link";
+    r.bandwidth_how = "local " + r.bandwidth_how + " and " + L.name + " side by side";
+    roof.bandwidth_max = effective(roof.bandwidth_max > 0 ? roof.bandwidth_max : bw.value, L.bandwidth_max > 0 ? L.bandwidth_max : L.bandwidth);
+    bw.value = effective(bw.value, L.bandwidth);
+  }
 
   Precision cc_p = k.precision;
   if (cc_p == Precision::tf32 && !find_compute(hw, ComputeUnit::cuda_core, cc_p) && !opt.peak_cuda_core_override) {
@@ -642,6 +667,14 @@ Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const Pre
                      "); Eq. 22/23 are stated for memory-bound kernels and do not bound this one";
   }
   r.tight = tight_bound(hw, roof, k.traffic_bytes, r.t_compute_cuda_core, false);
+  if (opt.link && link_bound && opt.link->latency_s > r.tight.first_byte_s) {
+    // The first bytes come over the link: its least small-transfer time replaces the level's.
+    r.tight.first_byte_s = opt.link->latency_s;
+    r.tight.first_byte_from = "link latency";
+    r.tight.provenance.push_back("first byte = " + format_quantity(opt.link->latency_s, Dimension::seconds) + ": least " +
+                                 opt.link->name + " small-transfer time");
+    r.tight.time_s = std::max(r.tight.launch_s, r.tight.first_byte_s + r.tight.asymptotic_s);
+  }
   if (k.intensity_one_step > 0) {  // temporally blocked kinds (stencils)
     r.temporal_blocking_threshold = temporal_blocking_threshold(r.balance_cuda_core, k.intensity_one_step);  // Eq. 14
     r.temporal_blocking_min_steps = temporal_blocking_min_steps(r.balance_cuda_core, k.intensity_one_step);

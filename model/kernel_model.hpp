@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "descriptor.hpp"
+#include "link.hpp"
 
 namespace ceiling {
 
@@ -80,6 +81,11 @@ struct PredictOptions {
   std::optional<double> bandwidth_override;          // bytes/s
   std::optional<double> peak_cuda_core_override;     // flop/s
   std::optional<double> peak_tensor_core_override;   // flop/s
+  // The link level (issue 16): a share of the kernel's reads comes over a link (a peer GPU's
+  // memory, the host's page-locked memory) measured in a node descriptor. Local and link traffic
+  // run side by side: T_memory = max(Q_local / BW_level, Q_link / BW_link), the bandwidth used
+  // downstream is Q / T_memory, and the tight bound adds the link's latency as its first byte.
+  std::optional<LinkLevel> link;
 };
 
 // The tight bound (ours, issue 12): fixed costs a kernel cannot avoid, each a measured minimum:
