@@ -10,6 +10,7 @@
 
 #include "cli_run.hpp"
 #include "model/descriptor.hpp"
+#include "model/link.hpp"
 #include "scratch.hpp"
 
 namespace fs = std::filesystem;
@@ -56,8 +57,15 @@ TEST_CASE("calibrate --devices: every GPU at once, one failure reported, the oth
   CHECK(ceiling::load_descriptor(dir / "gpu2.yaml").identity.uuid == "GPU-fake0002-0000-0000-0000-000000000000");
   const fs::path out = ceiling::test::scratch_dir("devices", "fleet", false);
   const auto f = run_ceiling("report --fleet '" + dir.string() + "' --out '" + out.string() + "'");
-  CHECK(f.rc == 0);
+  // node.yaml names the failed GPU: the fleet reports it (exit 3) and keeps the other two.
+  CHECK(f.rc == 3);
   CHECK(f.out.find("NVIDIA H200: 2 GPU(s), 0 with outliers (fewer than 3: no outliers judged)") != std::string::npos);
+  CHECK(f.out.find("device 1 failed: [error] calibrate: device 1: cudaErrorNoDevice") != std::string::npos);
+  // Without a GPU or a simulated node there are no links; node.yaml lists the GPUs.
+  const ceiling::NodeDescriptor node = ceiling::load_node_descriptor(dir / "node.yaml");
+  CHECK(node.status == "partial");
+  CHECK(node.gpus.size() == 3);
+  CHECK(node.host_links.empty());
   fs::remove_all(dir);
   fs::remove_all(out);
   fs::remove_all(args.parent_path());
