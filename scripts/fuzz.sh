@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build-fuzz}
 seconds=${2:-60}
 jobs=${3:-1}
-targets=${TARGETS:-descriptor kernel_file results probes manifest units json matrix_market stencil_shape ncu_csv}
+targets=${TARGETS:-descriptor kernel_file results probes manifest units json matrix_market stencil_shape ncu_csv node_yaml}
 
 if [[ ! -f $build/build.ninja ]]; then
   CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCEILING_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

@@ -12,6 +12,7 @@
 #include "model/json_stream.hpp"
 #include "model/kernel_kind.hpp"
 #include "model/kernel_model.hpp"
+#include "model/link.hpp"
 #include "model/ncu_csv.hpp"
 #include "model/profile.hpp"
 #include "model/units.hpp"
@@ -500,10 +501,47 @@ std::string ncu_csv(const std::uint8_t* data, std::size_t size, const fs::path& 
   return {};
 }
 
+// Node descriptors (calibrate --devices' node.yaml, read by report --fleet and predict --node): a
+// refusal is one line naming the file; a node that loads writes back to the same text, prints its
+// link tables, and every link level it names is finite or refused with a message.
+std::string node_yaml(const std::uint8_t* data, std::size_t size, const fs::path& scratch) {
+  const fs::path file = scratch / "fuzz-node.yaml";
+  spit(file, data, size);
+  NodeDescriptor n;
+  try {
+    n = load_node_descriptor(file);
+  } catch (const InputFileError& e) {
+    return judge_error(e.what(), file.string(), "node_yaml");
+  } catch (const std::exception& e) {
+    return std::string("node_yaml: not an InputFileError: ") + e.what();
+  }
+  try {
+    const std::string text = to_yaml(n);
+    if (to_yaml(parse_node_descriptor(text, "rewritten")) != text) return "node_yaml: writing what was read is not stable";
+    (void)link_summary(n);
+  } catch (const std::exception& e) {
+    return std::string("node_yaml: a node that loaded does not write back: ") + e.what();
+  }
+  std::vector<std::string> specs;
+  for (const auto& h : n.host_links) specs.push_back("host:" + std::to_string(h.device));
+  for (const auto& q : n.pairs) specs.push_back("peer:" + std::to_string(q.from) + ":" + std::to_string(q.to));
+  for (const auto& spec : specs) {
+    try {
+      const LinkLevel l = link_level(n, spec, 0.5);
+      if (!(l.bandwidth > 0) || !std::isfinite(l.bandwidth) || !(l.bandwidth_max >= l.bandwidth) ||
+          !std::isfinite(l.bandwidth_max) || !finite_and_nonnegative(l.latency_s))
+        return "node_yaml: link level " + spec + " has a non-finite or inconsistent figure";
+    } catch (const std::runtime_error& e) {
+      if (std::string(e.what()).find(spec) == std::string::npos) return "node_yaml: refusal does not name " + spec + ": " + e.what();
+    }
+  }
+  return {};
+}
+
 const std::vector<std::string>& target_names() {
   static const std::vector<std::string> names = {"descriptor", "kernel_file", "results", "probes",
                                                  "manifest",   "units",       "json",  "matrix_market",
-                                                 "stencil_shape", "ncu_csv"};
+                                                 "stencil_shape", "ncu_csv", "node_yaml"};
   return names;
 }
 
@@ -518,6 +556,7 @@ std::string run_target(std::string_view target, const std::uint8_t* data, std::s
   if (target == "json") return json(data, size, scratch);
   if (target == "matrix_market") return matrix_market(data, size, scratch);
   if (target == "stencil_shape") return stencil_shape(data, size, scratch);
+  if (target == "node_yaml") return node_yaml(data, size, scratch);
   if (target == "ncu_csv") return ncu_csv(data, size, scratch);
   throw std::invalid_argument("fuzz: unknown target '" + std::string(target) + "'");
 }
