@@ -130,6 +130,7 @@ class CudaLinkBackend final : public LinkBackend {
 
  private:
   struct Dev {
+    int id = 0;
     bool init = false;
     std::uint64_t* buf = nullptr;
     std::uint64_t words = 0;
@@ -153,6 +154,7 @@ class CudaLinkBackend final : public LinkBackend {
     Dev& s = dev_[static_cast<std::size_t>(d)];
     CUDA_CHECK(cudaSetDevice(d));
     if (!s.init) {
+      s.id = d;
       CUDA_CHECK(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
       CUDA_CHECK(cudaEventCreate(&s.start));
       CUDA_CHECK(cudaEventCreate(&s.stop));
@@ -187,18 +189,22 @@ class CudaLinkBackend final : public LinkBackend {
 
   static unsigned grid_for(const Dev& s) { return static_cast<unsigned>(std::max(1, s.sms) * 8); }
 
+  // Each helper makes its device current: a stream only takes work from its own device.
   void device_fill(Dev& s, std::uint64_t words, std::uint64_t seed) {
+    CUDA_CHECK(cudaSetDevice(s.id));
     fill_pattern<<<grid_for(s), 256, 0, s.stream>>>(s.buf, words, seed);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaStreamSynchronize(s.stream));
   }
 
   void device_poison(Dev& s, std::uint64_t words) {
+    CUDA_CHECK(cudaSetDevice(s.id));
     CUDA_CHECK(cudaMemsetAsync(s.buf, 0xA5, words * 8, s.stream));
     CUDA_CHECK(cudaStreamSynchronize(s.stream));
   }
 
   void device_check(Dev& s, std::uint64_t words, std::uint64_t seed, const char* what) {
+    CUDA_CHECK(cudaSetDevice(s.id));
     CUDA_CHECK(cudaMemsetAsync(s.counter, 0, sizeof(unsigned long long), s.stream));
     count_mismatches<<<grid_for(s), 256, 0, s.stream>>>(s.buf, words, seed, s.counter);
     CUDA_CHECK(cudaGetLastError());
@@ -211,6 +217,7 @@ class CudaLinkBackend final : public LinkBackend {
   // Events around one async operation on `s.stream`; seconds.
   template <class F>
   std::vector<double> time_events(Dev& s, int repeats, F&& op) {
+    CUDA_CHECK(cudaSetDevice(s.id));
     std::vector<double> t;
     op();  // warm-up
     CUDA_CHECK(cudaStreamSynchronize(s.stream));
@@ -278,6 +285,7 @@ class CudaLinkBackend final : public LinkBackend {
   // A kernel on `s`'s device summing `words` of `src`; checked against `expect` on the first launch.
   std::vector<double> read_kernel(Dev& s, const std::uint64_t* src, std::uint64_t words, std::uint64_t expect,
                                   int repeats, const char* what) {
+    CUDA_CHECK(cudaSetDevice(s.id));
     const unsigned grid = static_cast<unsigned>(std::min<std::uint64_t>(grid_for(s), std::max<std::uint64_t>(1, (words / 2 + 255) / 256)));
     CUDA_CHECK(cudaMemsetAsync(s.counter, 0, sizeof(unsigned long long), s.stream));
     read_sum<<<grid, 256, 0, s.stream>>>(src, words, s.counter);
