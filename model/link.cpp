@@ -380,10 +380,18 @@ NodeDescriptor load_node_descriptor(const std::filesystem::path& file) {
 }
 
 namespace {
+// A text as the reader takes it back: one line (control characters escaped) and at most 4096
+// characters (escaping can quadruple a text that was within the limit).
+std::string clip(const std::string& s) {
+  std::string t = one_line(s);
+  if (t.size() > 4096) t = t.substr(0, 4093) + "...";
+  return t;
+}
+
 void emit_figure(YAML::Emitter& out, LinkPath p, const LinkFigure& f) {
   out << YAML::Key << std::string(to_string(p)) << YAML::Value << YAML::BeginMap;
   if (!f.error.empty()) {
-    out << YAML::Key << "error" << YAML::Value << YAML::DoubleQuoted << one_line(f.error);
+    out << YAML::Key << "error" << YAML::Value << YAML::DoubleQuoted << clip(f.error);
   } else {
     out << YAML::Key << "bandwidth" << YAML::Value << format_quantity(f.bandwidth, Dimension::bytes_per_second, 5);
     out << YAML::Key << "bandwidth_max" << YAML::Value
@@ -402,11 +410,11 @@ std::string to_yaml(const NodeDescriptor& n) {
   out.SetIndent(2);
   out << YAML::BeginMap;
   out << YAML::Key << "schema" << YAML::Value << n.schema;
-  if (!n.tool_version.empty()) out << YAML::Key << "tool_version" << YAML::Value << YAML::DoubleQuoted << n.tool_version;
-  out << YAML::Key << "node" << YAML::Value << YAML::DoubleQuoted << one_line(n.node);
+  if (!n.tool_version.empty()) out << YAML::Key << "tool_version" << YAML::Value << YAML::DoubleQuoted << clip(n.tool_version);
+  out << YAML::Key << "node" << YAML::Value << YAML::DoubleQuoted << clip(n.node);
   out << YAML::Key << "date" << YAML::Value << YAML::DoubleQuoted << n.date;
   out << YAML::Key << "status" << YAML::Value << n.status;
-  if (!n.reason.empty()) out << YAML::Key << "reason" << YAML::Value << YAML::DoubleQuoted << one_line(n.reason);
+  if (!n.reason.empty()) out << YAML::Key << "reason" << YAML::Value << YAML::DoubleQuoted << clip(n.reason);
   if (n.large_bytes > 0) {
     out << YAML::Key << "link_probe" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "large" << YAML::Value << format_exact(static_cast<double>(n.large_bytes), Dimension::bytes);
@@ -417,11 +425,11 @@ std::string to_yaml(const NodeDescriptor& n) {
   for (const auto& g : n.gpus) {
     out << YAML::BeginMap;
     out << YAML::Key << "device" << YAML::Value << g.device;
-    out << YAML::Key << "name" << YAML::Value << YAML::DoubleQuoted << one_line(g.name);
-    out << YAML::Key << "uuid" << YAML::Value << YAML::DoubleQuoted << one_line(g.uuid);
-    if (!g.descriptor.empty()) out << YAML::Key << "descriptor" << YAML::Value << YAML::DoubleQuoted << g.descriptor;
+    out << YAML::Key << "name" << YAML::Value << YAML::DoubleQuoted << clip(g.name);
+    out << YAML::Key << "uuid" << YAML::Value << YAML::DoubleQuoted << clip(g.uuid);
+    if (!g.descriptor.empty()) out << YAML::Key << "descriptor" << YAML::Value << YAML::DoubleQuoted << clip(g.descriptor);
     out << YAML::Key << "status" << YAML::Value << g.status;
-    if (!g.reason.empty()) out << YAML::Key << "reason" << YAML::Value << YAML::DoubleQuoted << one_line(g.reason);
+    if (!g.reason.empty()) out << YAML::Key << "reason" << YAML::Value << YAML::DoubleQuoted << clip(g.reason);
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;

@@ -233,7 +233,8 @@ class CudaLinkBackend final : public LinkBackend {
     return t;
   }
 
-  // Host clock around a synchronous call (pageable copies return when the data is in place).
+  // Host clock around a copy and the stream's synchronisation: a pageable copy is staged by the
+  // driver through its own page-locked buffers, and cudaMemcpy may return before the last DMA.
   template <class F>
   static std::vector<double> time_host(int repeats, F&& op) {
     std::vector<double> t;
@@ -255,12 +256,16 @@ class CudaLinkBackend final : public LinkBackend {
       CUDA_CHECK(cudaMemcpyAsync(s.buf, h, words * 8, cudaMemcpyHostToDevice, s.stream));
       CUDA_CHECK(cudaStreamSynchronize(s.stream));
     } else {
-      CUDA_CHECK(cudaMemcpy(s.buf, h, words * 8, cudaMemcpyHostToDevice));
+      CUDA_CHECK(cudaMemcpyAsync(s.buf, h, words * 8, cudaMemcpyHostToDevice, s.stream));
+      CUDA_CHECK(cudaStreamSynchronize(s.stream));
     }
     device_check(s, words, seed, pin ? "h2d_pinned" : "h2d_pageable");
     if (pin)
       return time_events(s, repeats, [&] { CUDA_CHECK(cudaMemcpyAsync(s.buf, h, words * 8, cudaMemcpyHostToDevice, s.stream)); });
-    return time_host(repeats, [&] { CUDA_CHECK(cudaMemcpy(s.buf, h, words * 8, cudaMemcpyHostToDevice)); });
+    return time_host(repeats, [&] {
+      CUDA_CHECK(cudaMemcpyAsync(s.buf, h, words * 8, cudaMemcpyHostToDevice, s.stream));
+      CUDA_CHECK(cudaStreamSynchronize(s.stream));
+    });
   }
 
   std::vector<double> device_to_host(bool pin, int d, std::uint64_t words, std::uint64_t seed, int repeats) {
@@ -272,14 +277,18 @@ class CudaLinkBackend final : public LinkBackend {
       CUDA_CHECK(cudaMemcpyAsync(h, s.buf, words * 8, cudaMemcpyDeviceToHost, s.stream));
       CUDA_CHECK(cudaStreamSynchronize(s.stream));
     } else {
-      CUDA_CHECK(cudaMemcpy(h, s.buf, words * 8, cudaMemcpyDeviceToHost));
+      CUDA_CHECK(cudaMemcpyAsync(h, s.buf, words * 8, cudaMemcpyDeviceToHost, s.stream));
+      CUDA_CHECK(cudaStreamSynchronize(s.stream));
     }
     if (const auto bad = host_mismatches(h, words, seed))
       throw std::runtime_error(std::string(pin ? "d2h_pinned" : "d2h_pageable") + ": " + std::to_string(bad) + " of " +
                                std::to_string(words) + " words wrong after the copy");
     if (pin)
       return time_events(s, repeats, [&] { CUDA_CHECK(cudaMemcpyAsync(h, s.buf, words * 8, cudaMemcpyDeviceToHost, s.stream)); });
-    return time_host(repeats, [&] { CUDA_CHECK(cudaMemcpy(h, s.buf, words * 8, cudaMemcpyDeviceToHost)); });
+    return time_host(repeats, [&] {
+      CUDA_CHECK(cudaMemcpyAsync(h, s.buf, words * 8, cudaMemcpyDeviceToHost, s.stream));
+      CUDA_CHECK(cudaStreamSynchronize(s.stream));
+    });
   }
 
   // A kernel on `s`'s device summing `words` of `src`; checked against `expect` on the first launch.

@@ -203,6 +203,59 @@ ProbeOutput run_pchase(const ProbeContext& ctx) {
     }
     report(ctx, 0.65, "cg sweep (all SMs warm)");
   }
+  // Near L2, far L2 and DRAM in one sweep (issue 15): one element per 128-byte line, L2/8 .. 2x L2,
+  // the ring warmed in its own order by the chasing SM, so the chase meets the least recently
+  // used line first, as a cyclic chase does in steady state: a plateau while the ring fits the
+  // L2 partition near the SM (lines homed in the far one are copied into it), a second one while
+  // it fits the whole L2 (far hits), then DRAM. The same shape as gpu-latency's laps, in 0.1 s.
+  std::vector<SweepPoint> line, line_fine;
+  {
+    const auto fps = footprints(l2 / 8, 2 * l2, ppo * 2, 128);
+    for (std::size_t i = 0; i < fps.size(); ++i) {
+      mem::ChaseSpec spec{mem::ChaseMode::cg, fps[i], 128, cg_steps};
+      spec.warm = mem::WarmScope::ring_order;
+      const auto s = chase.run(spec);
+      line.push_back({fps[i], s.cycles_per_load, s.sm_clock_hz});
+    }
+    report(ctx, 0.6, "L2 near/far sweep");
+  }
+  const auto line_knees = knees_of(line, 0.15, 0.08);
+  bool near_far = false;
+  if (line_knees.size() >= 2 && line_knees[0].index + 1 < line.size() && line_knees[1].index + 1 < line.size()) {
+    mem::ChaseSpec spec{mem::ChaseMode::cg, 0, 128, cg_steps};
+    spec.warm = mem::WarmScope::ring_order;
+    const Knee& near = line_knees[0];
+    const Knee& far = line_knees[1];
+    const std::size_t near_cap = refine_knee(chase, spec, near, line[near.index + 1].footprint, false, cg_steps, line_fine, 0.075);
+    const std::size_t far_cap = refine_knee(chase, spec, far, line[far.index + 1].footprint, false, cg_steps, line_fine, 0.075);
+    out.fields.push_back({"memory.l2.extra.near_half_capacity", Dimension::bytes,
+                          capacity_bytes(static_cast<double>(near_cap), near,
+                                         "L2 near the chasing SM, 128-byte-line chase warmed in ring order", clock)});
+    // The far plateau's level: the median of the sweep points between the two knees.
+    std::vector<double> far_cycles, far_hz;
+    for (std::size_t i = near.index + 1; i <= far.index; ++i) {
+      far_cycles.push_back(line[i].cycles);
+      far_hz.push_back(line[i].hz);
+    }
+    if (!far_cycles.empty()) {
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "128-byte-line chase between the near (%.1f MiB) and the far (%.1f MiB) knee, %zu points",
+                    static_cast<double>(near_cap) / MiB, static_cast<double>(far_cap) / MiB, far_cycles.size());
+      out.fields.push_back({"memory.l2.extra.far_latency", Dimension::cycles,
+                            measured_from_samples(far_cycles, "pchase-latency", clock, false, buf)});
+    }
+    knees_json.push_back({{"name", "l2_near"}, {"bytes", near_cap}, {"cycles_before", near.level_before},
+                          {"cycles_after", near.level_after}});
+    knees_json.push_back({{"name", "l2_far"}, {"bytes", far_cap}, {"cycles_before", far.level_before},
+                          {"cycles_after", far.level_after}});
+    near_far = true;
+  } else {
+    spdlog::warn("pchase-latency: the 128-byte-line sweep shows {} knee(s), not near and far L2 ({}); the ld.cg sweep's "
+                 "knee gives the near capacity",
+                 line_knees.size(), line.empty() ? "no points" : "see the details");
+  }
+  add_sweep(line, line_fine, "cg_line_ring", 128);
+
   std::vector<SweepPoint> cg_fine;
   const auto cg_knees = knees_of(cg);
   // One SM's loads are cached in its own L2 partition: the first big step of this sweep is the
@@ -213,7 +266,9 @@ ProbeOutput run_pchase(const ProbeContext& ctx) {
     if (l2_idx < 0 || cg_knees[i].level_after - cg_knees[i].level_before >
                           cg_knees[l2_idx].level_after - cg_knees[l2_idx].level_before)
       l2_idx = static_cast<int>(i);
-  if (l2_idx >= 0 && cg_knees[l2_idx].index + 1 < cg.size()) {
+  if (near_far) {
+    // given by the line sweep above
+  } else if (l2_idx >= 0 && cg_knees[l2_idx].index + 1 < cg.size()) {
     const Knee& k = cg_knees[l2_idx];
     mem::ChaseSpec spec{mem::ChaseMode::cg, 0, 32, cg_steps};
     const std::size_t cap = refine_knee(chase, spec, k, cg[k.index + 1].footprint, false, cg_steps, cg_fine, 0.075);
@@ -455,9 +510,10 @@ const Registrar reg_clock{ProbeInfo{"sm-clock", "memory", "SM clock under load: 
 const Registrar reg_pchase{ProbeInfo{
     "pchase-latency", "memory",
     "Pointer-chase latency of L1 (ld.ca), shared, L2 (ld.cg), DRAM; footprint and page-stride sweeps with capacity knees",
-    {{"mode", {"ca", "cg", "shared", "tlb"}}, {"footprint", {"4 KiB .. >= 4x L2 (log-spaced)"}}, {"stride", {"32 B", "2 MiB (tlb)"}}},
+    {{"mode", {"ca", "cg", "cg_line_ring", "shared", "tlb"}}, {"footprint", {"4 KiB .. >= 4x L2 (log-spaced)", "L2/8 .. 2x L2 (near/far)"}},
+     {"stride", {"32 B", "128 B (near/far)", "2 MiB (tlb)"}}},
     {"memory.l1.latency", "memory.shared.latency", "memory.l2.latency", "memory.dram.latency", "memory.l1.capacity",
-     "memory.l2.extra.near_half_capacity", "memory.dram.extra.tlb_reach"},
+     "memory.l2.extra.near_half_capacity", "memory.l2.extra.far_latency", "memory.dram.extra.tlb_reach"},
     80, true, run_pchase}};
 
 const Registrar reg_dram{ProbeInfo{

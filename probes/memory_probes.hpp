@@ -17,7 +17,11 @@ std::string to_string(ChaseMode);
 
 // Who brings a cg ring into the L2 before the chase: the chasing SM (every thread of its block
 // reads each element once) or all SMs (a grid-wide read; data shared by every SM).
-enum class WarmScope { this_sm, all_sms };
+// cg warm-up: this_sm reads every element once in address order; ring_order reads them in the
+// ring's own order (positions 0..n-1), so the chase that follows from position 0 meets the
+// least recently used element first: what a cyclic chase sees in steady state (every element a
+// miss once the ring exceeds what the chasing SM's L2 holds); all_sms: every SM reads the ring.
+enum class WarmScope { this_sm, ring_order, all_sms };
 
 struct ChaseSpec {
   ChaseMode mode = ChaseMode::cg;

@@ -120,12 +120,14 @@ __device__ __forceinline__ std::uint64_t chase_load(std::uint64_t p) {
 // first reads each element once (ld.cg), so the ring sits in the L2 as this SM sees it.
 template <int Mode>
 __global__ void chase_global(const unsigned char* base, std::uint32_t n, std::uint64_t stride, bool page_mode,
-                             bool block_warm, std::uint64_t start, long long warm, long long steps, long long* out) {
+                             int block_warm, std::uint32_t h, std::uint32_t seed, std::uint64_t start, long long warm,
+                             long long steps, long long* out) {
   __shared__ std::uint64_t hold;
-  if (block_warm) {
+  if (block_warm) {  // 1: address order, 2: ring order
     unsigned long long acc = 0;
     for (std::uint32_t i = threadIdx.x; i < n; i += blockDim.x)
-      acc += __ldcg(reinterpret_cast<const unsigned long long*>(base + element_offset(i, stride, page_mode)));
+      acc += __ldcg(reinterpret_cast<const unsigned long long*>(
+          base + element_offset(block_warm == 2 ? ring_at(i, n, h, seed) : i, stride, page_mode)));
     if (acc == 0x5eed5eed5eedULL) out[3] = static_cast<long long>(acc);
     __syncthreads();
   }
@@ -236,7 +238,7 @@ ChaseSample PointerChase::run(const ChaseSpec& spec) {
     CUDA_CHECK_LAUNCH();
     auto* sink = reinterpret_cast<unsigned long long*>(out_.data() + 4);
     long long warm = spec.warm_steps;
-    bool block_warm = false;
+    int block_warm = 0;
     if (spec.cold) {
       warm = 0;
       gpu::flush_l2();
@@ -249,7 +251,7 @@ ChaseSample PointerChase::run(const ChaseSpec& spec) {
         CUDA_CHECK_LAUNCH();
       } else if (spec.mode == ChaseMode::cg) {
         warm = 0;
-        block_warm = true;
+        block_warm = spec.warm == WarmScope::ring_order ? 2 : 1;
       } else {
         warm = n;  // ca: the chasing thread's own lap fills its SM's L1; tlb: fills the TLB
       }
@@ -260,9 +262,11 @@ ChaseSample PointerChase::run(const ChaseSpec& spec) {
     CUDA_CHECK(cudaFuncSetAttribute(chase_global<0>, cudaFuncAttributePreferredSharedMemoryCarveout, 0));
     const int threads = block_warm ? 1024 : 1;
     if (spec.mode == ChaseMode::ca)
-      chase_global<0><<<1, threads>>>(base, n, spec.stride_bytes, page_mode, block_warm, start, warm, steps, out_.data());
+      chase_global<0><<<1, threads>>>(base, n, spec.stride_bytes, page_mode, block_warm, h, spec.seed, start, warm, steps,
+                                      out_.data());
     else
-      chase_global<1><<<1, threads>>>(base, n, spec.stride_bytes, page_mode, block_warm, start, warm, steps, out_.data());
+      chase_global<1><<<1, threads>>>(base, n, spec.stride_bytes, page_mode, block_warm, h, spec.seed, start, warm, steps,
+                                      out_.data());
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaMemcpy(host, out_.data(), sizeof host, cudaMemcpyDeviceToHost));
     const std::uint32_t e = ring_element(static_cast<std::uint64_t>(warm + steps), n, spec.seed);

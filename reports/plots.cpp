@@ -920,7 +920,7 @@ PlotSpec latency_plot(const GpuInput& g, std::vector<std::string>* warnings) {
       xmin = std::min(xmin, x), xmax = std::max(xmax, x), ymax = std::max(ymax, y);
       data["sweep"].push_back({{"mode", mode}, {"footprint_bytes", x}, {"latency_cycles", y}});
     }
-    std::string title = mode == "ca" ? "ld.ca (through L1)" : mode == "cg" ? "ld.cg (L2, bypass L1)" : mode == "tlb" ? "TLB stride" : mode;
+    std::string title = mode == "ca" ? "ld.ca (through L1)" : mode == "cg" ? "ld.cg (L2, bypass L1)" : mode == "cg_line_ring" ? "ld.cg, one element per 128-B line, warmed in ring order (near/far L2, DRAM)" : mode == "tlb" ? "TLB stride" : mode;
     plots += (n ? ", \\\n     " : "") + std::string("$") + name + " with linespoints lw 2 pt 7 ps 0.6 lc rgb '" +
              kPalette[n % kPaletteSize] + "' title " + gp_string(title);
     ++n;
