@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -183,12 +184,15 @@ std::vector<FleetMember> load_fleet(const std::filesystem::path& dir, unsigned t
   work();
   for (auto& t : pool) t.join();
   // Node descriptors: their GPUs' descriptors by UUID get the links; failures become members.
+  // A node's GPU joins the descriptor file it names (beside node.yaml); by UUID where it names none
+  // (--links-only) - the same GPU calibrated twice under one directory keeps its own node's links.
   std::vector<FleetMember> out;
-  std::map<std::string, std::size_t> by_uuid;
+  std::map<std::string, std::size_t> by_uuid, by_file;
   std::set<std::string> files_loaded;
   for (std::size_t i = 0; i < files.size(); ++i) {
     if (nodes[i]) continue;
     if (!members[i].uuid.empty() && members[i].error.empty()) by_uuid.emplace(members[i].uuid, out.size());
+    if (members[i].error.empty()) by_file.emplace(files[i].lexically_normal().string(), out.size());
     files_loaded.insert(files[i].lexically_normal().string());
     out.push_back(std::move(members[i]));
   }
@@ -206,9 +210,15 @@ std::vector<FleetMember> load_fleet(const std::filesystem::path& dir, unsigned t
       continue;
     }
     for (const auto& g : n.gpus) {
-      const auto it = g.uuid.empty() ? by_uuid.end() : by_uuid.find(g.uuid);
-      if (g.status == "failed" || it == by_uuid.end()) {
-        const fs::path desc = g.descriptor.empty() ? fs::path() : (files[i].parent_path() / g.descriptor).lexically_normal();
+      const fs::path desc = g.descriptor.empty() ? fs::path() : (files[i].parent_path() / g.descriptor).lexically_normal();
+      std::optional<std::size_t> match;
+      if (!g.descriptor.empty()) {
+        if (const auto f = by_file.find(desc.string()); f != by_file.end()) match = f->second;
+      } else if (!g.uuid.empty()) {
+        // Links only: the GPU's descriptor by UUID, unless another node already claimed it.
+        if (const auto u = by_uuid.find(g.uuid); u != by_uuid.end() && out[u->second].node.empty()) match = u->second;
+      }
+      if (g.status == "failed" || !match) {
         if (g.status != "failed" && !g.descriptor.empty() && files_loaded.count(desc.string()))
           continue;  // its descriptor is there but unreadable: already a member with that error
         FleetMember m;
@@ -230,7 +240,7 @@ std::vector<FleetMember> load_fleet(const std::filesystem::path& dir, unsigned t
         out.push_back(std::move(m));
         continue;
       }
-      add_node_figures(out[it->second], n, g.device);
+      add_node_figures(out[*match], n, g.device);
     }
   }
   return out;

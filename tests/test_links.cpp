@@ -389,3 +389,27 @@ TEST_CASE("links: the model's link level - a kernel reading a peer's memory is b
   CHECK(r.out.find("no pair 0->1") != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("links: the same GPUs calibrated twice under one fleet directory keep their own node's links") {
+  const fs::path dir = ceiling::test::scratch_dir("links", "twice", false);
+  setenv("CEILING_CALIBRATE_EXE", (fs::path(CEILING_TEST_DATA_DIR) / "devices" / "fake-calibrate.sh").c_str(), 1);
+  setenv("CEILING_SIMULATED_NODE", links_data("nvswitch-4.yaml").c_str(), 1);
+  for (const char* name : {"first", "second"})
+    CHECK(run_ceiling(std::string("calibrate --devices all --node-name ") + name + " --link-bytes '8 MiB' --link-repeats 3 --out-dir '" +
+                      (dir / name).string() + "'")
+              .rc == 1);
+  unsetenv("CEILING_CALIBRATE_EXE");
+  unsetenv("CEILING_SIMULATED_NODE");
+  const std::vector<FleetMember> members = load_fleet(dir);
+  REQUIRE(members.size() == 8);  // 3 descriptors and 1 failed GPU per node
+  int ok = 0;
+  for (const auto& m : members) {
+    if (!m.error.empty()) continue;
+    ++ok;
+    INFO(m.file);
+    CHECK(m.file.find("/" + m.node + "/") != std::string::npos);  // its own node.yaml's links
+    CHECK(m.figures.count("link.h2d_pinned.bandwidth"));
+  }
+  CHECK(ok == 6);
+  fs::remove_all(dir);
+}
