@@ -234,6 +234,7 @@ ProbeOutput run_pchase(const ProbeContext& ctx) {
     // The far plateau's level: the median of the sweep points between the two knees.
     std::vector<double> far_cycles, far_hz;
     for (std::size_t i = near.index + 1; i <= far.index; ++i) {
+      if (std::abs(line[i].cycles - far.level_before) > 0.1 * far.level_before) continue;  // on the rise
       far_cycles.push_back(line[i].cycles);
       far_hz.push_back(line[i].hz);
     }

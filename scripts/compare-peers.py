@@ -126,6 +126,17 @@ def peers_figures(raw):
         if l2c:
             add("latency.l2", "gpu-latency", statistics.median(l2c), "median over 1-16 MB chains")
         add("latency.dram", "gpu-latency", lat[-1][2], f"{lat[-1][1] / 1024:.0f} MB chain")
+        # The far-L2 plateau: the lowest cluster (within 5%) of the chains that are neither near L2
+        # (> 1.3x its L2 figure) nor DRAM (< 0.9x its last chain).
+        if l2c:
+            near, dram = statistics.median(l2c), lat[-1][2]
+            mid = sorted(r for r in lat if 1.3 * near < r[2] < 0.9 * dram)
+            mid = sorted(mid, key=lambda r: r[2])
+            if mid:
+                plateau = [r for r in mid if r[2] <= 1.05 * mid[0][2]]
+                add("latency.l2_far", "gpu-latency", statistics.median(r[2] for r in plateau),
+                    f"median of its {len(plateau)} chain(s) at {plateau[0][1] / 1024:.0f}-{plateau[-1][1] / 1024:.0f} MB "
+                    "(one element per 64 bytes: two per 128-byte line)")
 
     # DissectingTensorCores: "-- <kernel> ILP=<n>", "FMA tensor bandwidth = <FMA/clk/SM>"; best per kernel.
     cur = None
@@ -194,6 +205,9 @@ def ours_figures(show, probes):
         v = field_value(mem.get(lvl, {}).get("latency"))
         if v:
             o[f"latency.{lvl}"] = (v, "pchase-latency (cycles)")
+    v = field_value(mem.get("l2", {}).get("extra", {}).get("far_latency"))
+    if v:
+        o["latency.l2_far"] = (v, "pchase-latency, one element per 128-byte line between the near and the far knee (cycles)")
     comp = show.get("compute", {}).get("cuda_core", {})
     for p in ("fp32", "fp64"):
         v = field_value(comp.get(p))
@@ -223,7 +237,7 @@ FIGURES = [
     ("l2.7.5MiB", "L2 at 7.5 MiB", "TB/s"), ("l2.15MiB", "L2 at 15 MiB", "TB/s"), ("l2.30MiB", "L2 at 30 MiB", "TB/s"),
     ("l1.bandwidth", "L1 bandwidth", "TB/s"),
     ("latency.l1", "L1 latency", "cycles"), ("latency.l2", "L2 latency", "cycles"),
-    ("latency.dram", "DRAM latency", "cycles"),
+    ("latency.l2_far", "far L2 latency", "cycles"), ("latency.dram", "DRAM latency", "cycles"),
     ("compute.fp64", "FP64 CUDA cores", "TFLOP/s"), ("compute.fp32", "FP32 CUDA cores", "TFLOP/s"),
     ("mma.fp16.fp16", "mma FP16 (FP16 acc.)", "FMA/clk/SM"), ("mma.fp16.fp32", "mma FP16 (FP32 acc.)", "FMA/clk/SM"),
     ("mma.tf32", "mma TF32", "FMA/clk/SM"), ("mma.int8", "mma INT8", "FMA/clk/SM"),

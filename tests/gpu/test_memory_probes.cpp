@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdlib>
 
 #include "gpu/gpu.hpp"
 #include "probes/memory_probes.hpp"
@@ -50,6 +51,31 @@ TEST_CASE("pointer chase: every mode follows its ring and L1 < L2 < DRAM") {
   CHECK(sh.cycles_per_load < l2.cycles_per_load);
   CHECK(l1.sm_clock_hz > 2e8);
   CHECK_THROWS_AS(chase.run({mem::ChaseMode::cg, 128 << 20, 32, 64}), std::invalid_argument);
+}
+
+TEST_CASE("pointer chase: one element per line, warmed in ring order, steps near L2 < far L2 < DRAM") {
+  const gpu::DeviceInfo d = gpu::query_device(0);
+  const double l2 = static_cast<double>(d.l2_bytes);
+  mem::PointerChase chase(static_cast<std::size_t>(2.5 * l2) + 4096);
+  const auto at = [&](double fraction, std::size_t stride = 128, long long steps = 16384, long long warm = -1,
+                      mem::WarmScope scope = mem::WarmScope::ring_order) {
+    mem::ChaseSpec s{mem::ChaseMode::cg, static_cast<std::size_t>(fraction * l2) / stride * stride, stride, steps};
+    s.warm = scope;
+    s.warm_steps = warm;
+    return chase.run(s).cycles_per_load;
+  };
+  const double near = at(0.25), far = at(0.8), dram = at(2.0);
+  MESSAGE("near " << near << " far " << far << " dram " << dram);
+  CHECK(far > 1.3 * near);   // H100: 276 vs 521 cycles
+  CHECK(dram > 1.15 * far);  // 679 vs 521
+  if (std::getenv("CEILING_PCHASE_EXPERIMENT")) {
+    for (const double f : {0.3, 0.7, 0.8, 0.9, 1.5}) {
+      const long long n = static_cast<long long>(f * l2 / 128);
+      MESSAGE("footprint " << f << " x L2: ring-order warm " << at(f) << ", own lap " << at(f, 128, 16384, n)
+                           << ", ring-order 131072 steps " << at(f, 128, 131072) << ", stride 256 " << at(f, 256)
+                           << ", stride 64 " << at(f, 64) << ", address-order warm " << at(f, 128, 16384, -1, mem::WarmScope::this_sm));
+    }
+  }
 }
 
 TEST_CASE("ring order is a single cycle") {
