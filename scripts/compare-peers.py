@@ -126,17 +126,16 @@ def peers_figures(raw):
         if l2c:
             add("latency.l2", "gpu-latency", statistics.median(l2c), "median over 1-16 MB chains")
         add("latency.dram", "gpu-latency", lat[-1][2], f"{lat[-1][1] / 1024:.0f} MB chain")
-        # The far-L2 plateau: the lowest cluster (within 5%) of the chains that are neither near L2
-        # (> 1.3x its L2 figure) nor DRAM (< 0.9x its last chain).
+        # Its chains between near L2 (> 1.3x its L2 figure) and DRAM (< 0.9x its last chain): listed
+        # beside our far-L2 level, not compared with it - one element per 64 bytes (two per 128-byte
+        # line) mixes near hits into the far chains, so they show no level of their own.
         if l2c:
             near, dram = statistics.median(l2c), lat[-1][2]
-            mid = sorted(r for r in lat if 1.3 * near < r[2] < 0.9 * dram)
-            mid = sorted(mid, key=lambda r: r[2])
+            mid = [r for r in lat if 1.3 * near < r[2] < 0.9 * dram]
             if mid:
-                plateau = [r for r in mid if r[2] <= 1.05 * mid[0][2]]
-                add("latency.l2_far", "gpu-latency", statistics.median(r[2] for r in plateau),
-                    f"median of its {len(plateau)} chain(s) at {plateau[0][1] / 1024:.0f}-{plateau[-1][1] / 1024:.0f} MB "
-                    "(one element per 64 bytes: two per 128-byte line)")
+                peers_chains["latency.l2_far"] = "gpu-latency chains between near L2 and DRAM: " + ", ".join(
+                    f"{r[1] / 1024:.1f} MB {r[2]:.0f}" for r in mid) + " cycles (one element per 64 bytes: two per " \
+                    "128-byte line, so near hits mix into them)"
 
     # DissectingTensorCores: "-- <kernel> ILP=<n>", "FMA tensor bandwidth = <FMA/clk/SM>"; best per kernel.
     cur = None
@@ -231,6 +230,9 @@ def ours_figures(show, probes):
     return o
 
 
+peers_chains = {}  # figure -> a peer's raw points, shown in the row's note
+
+
 FIGURES = [
     ("dram.read", "DRAM read", "TB/s"), ("dram.write", "DRAM write", "TB/s"), ("dram.copy", "DRAM copy", "TB/s"),
     ("dram.scale", "DRAM scale", "TB/s"), ("dram.triad", "DRAM triad", "TB/s"),
@@ -261,12 +263,12 @@ def compare(ours_runs, probes_runs, raw):
         best = (min if latency else max)(ps, key=lambda p: p[1]) if ps else None
         ratio = mine / best[1] if mine and best else None
         if ratio is None:
-            verdict = "no peer" if mine else "not measured by us"
+            verdict = ("no peer" + (" level (see note)" if key in peers_chains else "")) if mine else "not measured by us"
         elif latency:
             verdict = "within 2%" if abs(ratio - 1) <= 0.02 else ("ours lower" if ratio < 1 else "ours higher")
         else:
             verdict = "ours >= best peer" if ratio >= 1 else "peer ahead"
-        note = ""
+        note = peers_chains.get(key, "")
         if key.startswith("wgmma.") and best:
             # Tensor throughput in flop/s follows the SM clock the power limit allows during the run: the
             # peer's clock, were its FMA/clk/SM ours, and ours.
