@@ -275,27 +275,6 @@ std::uint64_t link_bytes_option(const std::string& text) {
 
 }  // namespace
 
-// The node's links as JSON (base units: bytes/s, seconds) for scripts.
-json links_json(const NodeDescriptor& n) {
-  const auto fig = [](const LinkFigure& f) {
-    if (!f.error.empty()) return json{{"error", f.error}};
-    return json{{"bandwidth", f.bandwidth}, {"bandwidth_max", f.bandwidth_max}, {"latency", f.latency_s},
-                {"latency_min", f.latency_min_s}, {"repeats", f.repeats}};
-  };
-  json j{{"large_bytes", n.large_bytes}, {"small_bytes", n.small_bytes}, {"host", json::array()}, {"pairs", json::array()}};
-  for (const auto& h : n.host_links) {
-    json hj{{"device", h.device}};
-    for (const auto& [p, f] : h.figures) hj[std::string(to_string(p))] = fig(f);
-    j["host"].push_back(hj);
-  }
-  for (const auto& q : n.pairs) {
-    json qj{{"from", q.from}, {"to", q.to}, {"peer_access", q.peer_access}};
-    for (const auto& [p, f] : q.figures) qj[std::string(to_string(p))] = fig(f);
-    j["pairs"].push_back(qj);
-  }
-  return j;
-}
-
 int run_calibrate_devices(const CalibrateOptions& opt) {
   if (!opt.out.empty())
     throw std::runtime_error("calibrate --devices writes one descriptor per GPU into --out-dir; --out names one file");
@@ -490,7 +469,7 @@ int run_calibrate_devices(const CalibrateOptions& opt) {
   if (opt.json) {
     std::cout << json{{"devices", summary}, {"wall_s", wall}, {"out_dir", dir.string()}, {"node", node_file.string()},
                       {"node_status", node.status}, {"link_failures", link_failures}, {"links_s", link_seconds},
-                      {"links", links_json(node)}}
+                      {"links", node_links_json(node)}}
                      .dump(2)
               << "\n";
   } else {

@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -13,6 +15,7 @@
 
 #include "common.hpp"
 #include "model/descriptor.hpp"
+#include "model/link.hpp"
 #include "model/units.hpp"
 
 namespace ceiling::cli {
@@ -398,6 +401,26 @@ int list_shipped(bool as_json) {
   return failures ? 1 : 0;
 }
 
+int show_node(const NodeDescriptor& n, bool as_json) {
+  if (as_json) {
+    nlohmann::json gpus = nlohmann::json::array();
+    for (const auto& g : n.gpus)
+      gpus.push_back({{"device", g.device}, {"name", g.name}, {"uuid", g.uuid}, {"descriptor", g.descriptor},
+                      {"status", g.status}, {"reason", g.reason}});
+    std::cout << nlohmann::json{{"schema", n.schema}, {"node", n.node}, {"date", n.date}, {"status", n.status},
+                                {"reason", n.reason}, {"gpus", gpus}, {"links", node_links_json(n)}}
+                     .dump(2)
+              << "\n";
+    return 0;
+  }
+  std::cout << "node " << n.node << " (" << n.date << "): " << n.status << (n.reason.empty() ? "" : " (" + n.reason + ")") << "\n";
+  for (const auto& g : n.gpus)
+    std::cout << "  GPU " << g.device << " " << (g.name.empty() ? "?" : g.name) << " " << g.uuid << " " << g.status
+              << (g.descriptor.empty() ? "" : " -> " + g.descriptor) << (g.reason.empty() ? "" : " (" + g.reason + ")") << "\n";
+  std::cout << link_summary(n);
+  return 0;
+}
+
 int run_show(const ShowArgs& a) {
   if (a.list) return list_shipped(a.json);
   if (a.hw.empty()) throw std::runtime_error("ceiling show needs --hw ID|FILE or --list");
@@ -408,6 +431,14 @@ int run_show(const ShowArgs& a) {
     throw std::runtime_error(std::string("--source: ") + e.what());
   }
   const fs::path path = resolve_hardware(a.hw);
+  // A node descriptor (calibrate --devices' node.yaml): its GPUs and link tables.
+  if (std::error_code ec; fs::is_regular_file(path, ec)) {
+    std::ifstream in(path);
+    std::string head(4096, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<std::size_t>(in.gcount()));
+    if (is_node_descriptor_text(head)) return show_node(load_node_descriptor(path), a.json);
+  }
   const HardwareDescriptor d = load_descriptor(path);
   const View v{d, path, pref};
   if (a.json)
@@ -423,14 +454,16 @@ Subcommand add_show(CLI::App& root) {
   auto a = std::make_shared<ShowArgs>();
   Subcommand s;
   CLI::App* app = root.add_subcommand("show", "Show a hardware descriptor: every number with its source");
-  auto* hw = app->add_option("--hw", a->hw, "Hardware descriptor: a YAML file or a shipped id (see --list)");
+  auto* hw = app->add_option("--hw", a->hw,
+                             "Hardware descriptor: a YAML file or a shipped id (see --list); a node.yaml of calibrate "
+                             "--devices shows its GPUs and link tables");
   auto* list = app->add_flag("--list", a->list, "List the shipped descriptors");
   hw->excludes(list);
   app->add_option("--source", a->source, "auto | spec | measured (default auto: measured where present, else spec)")
       ->check(CLI::IsMember({"auto", "spec", "measured"}));
   app->add_flag("--json", a->json, "One JSON object on stdout");
   app->footer("Examples:\n  ceiling show --hw gh200\n  ceiling show --hw hardware/h200.yaml --source spec --json\n"
-              "  ceiling show --list");
+              "  ceiling show --list\n  ceiling show --hw node-descriptors/node.yaml   # a node's GPUs and links");
   s.app = app;
   s.run = [a] { return run_show(*a); };
   return s;

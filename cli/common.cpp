@@ -1,5 +1,9 @@
 #include "common.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include "model/link.hpp"
+
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
@@ -96,5 +100,27 @@ void setup_logging(int verbosity) {
   else
     spdlog::set_level(spdlog::level::trace);
 }
+
+// The node's links as JSON (base units: bytes/s, seconds) for scripts.
+nlohmann::json node_links_json(const NodeDescriptor& n) {
+  const auto fig = [](const LinkFigure& f) {
+    if (!f.error.empty()) return nlohmann::json{{"error", f.error}};
+    return nlohmann::json{{"bandwidth", f.bandwidth}, {"bandwidth_max", f.bandwidth_max}, {"latency", f.latency_s},
+                {"latency_min", f.latency_min_s}, {"repeats", f.repeats}};
+  };
+  nlohmann::json j{{"large_bytes", n.large_bytes}, {"small_bytes", n.small_bytes}, {"host", nlohmann::json::array()}, {"pairs", nlohmann::json::array()}};
+  for (const auto& h : n.host_links) {
+    nlohmann::json hj{{"device", h.device}};
+    for (const auto& [p, f] : h.figures) hj[std::string(to_string(p))] = fig(f);
+    j["host"].push_back(hj);
+  }
+  for (const auto& q : n.pairs) {
+    nlohmann::json qj{{"from", q.from}, {"to", q.to}, {"peer_access", q.peer_access}};
+    for (const auto& [p, f] : q.figures) qj[std::string(to_string(p))] = fig(f);
+    j["pairs"].push_back(qj);
+  }
+  return j;
+}
+
 
 }  // namespace ceiling::cli

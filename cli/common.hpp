@@ -9,6 +9,12 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
+namespace ceiling {
+struct NodeDescriptor;
+}  // namespace ceiling
+
 namespace ceiling::cli {
 
 // Each subcommand adds itself to the root app and returns the function that runs it
@@ -114,5 +120,9 @@ int exit_code_of(int wait_status);
 
 // Logs go to stderr; verbosity from -v/-q on the root app.
 void setup_logging(int verbosity);
+
+// A node descriptor's links (host paths per GPU, pairs) as JSON in base units (bytes/s, seconds):
+// calibrate --devices --json and show --json of a node.yaml.
+nlohmann::json node_links_json(const NodeDescriptor& n);
 
 }  // namespace ceiling::cli

@@ -339,19 +339,33 @@ class CudaLinkBackend final : public LinkBackend {
     }
   }
 
+  // Peer access between a pair as one measurement wants it (on or off), switched off again after it,
+  // also when the measurement throws.
+  struct PeerScope {
+    int from, to;
+    PeerScope(int f, int t, bool on) : from(f), to(t) {
+      try {
+        set_peer(f, t, on);
+      } catch (...) {
+        off();
+        throw;
+      }
+    }
+    ~PeerScope() { off(); }
+    PeerScope(const PeerScope&) = delete;
+    PeerScope& operator=(const PeerScope&) = delete;
+    void off() const noexcept {
+      try {
+        set_peer(from, to, false);
+      } catch (...) {
+      }
+    }
+  };
+
   std::vector<double> peer_copy(bool peer, int from, int to, std::uint64_t words, std::uint64_t seed, int repeats) {
     Dev& src = dev(from, words);
     Dev& dst = dev(to, words);
-    set_peer(from, to, peer);
-    struct Restore {
-      int from, to;
-      ~Restore() {
-        try {
-          set_peer(from, to, false);
-        } catch (...) {
-        }
-      }
-    } restore{from, to};
+    const PeerScope scope(from, to, peer);
     device_fill(src, words, seed);
     device_poison(dst, words);
     CUDA_CHECK(cudaSetDevice(to));
@@ -366,16 +380,7 @@ class CudaLinkBackend final : public LinkBackend {
   std::vector<double> peer_sm_read(int from, int to, std::uint64_t words, std::uint64_t seed, int repeats) {
     Dev& src = dev(from, words);
     Dev& dst = dev(to, 1);
-    set_peer(from, to, true);
-    struct Restore {
-      int from, to;
-      ~Restore() {
-        try {
-          set_peer(from, to, false);
-        } catch (...) {
-        }
-      }
-    } restore{from, to};
+    const PeerScope scope(from, to, true);
     device_fill(src, words, seed);
     CUDA_CHECK(cudaSetDevice(to));
     return read_kernel(dst, src.buf, words, host_pattern_sum(words, seed), repeats, "peer_sm_read");

@@ -413,3 +413,30 @@ TEST_CASE("links: the same GPUs calibrated twice under one fleet directory keep 
   CHECK(ok == 6);
   fs::remove_all(dir);
 }
+
+TEST_CASE("links: ceiling show --hw node.yaml prints the GPUs and the link tables") {
+  const fs::path dir = ceiling::test::scratch_dir("links", "show", true);
+  const fs::path node = dir / "node.yaml";
+  {
+    std::ofstream(node) << kNode;
+  }
+  auto r = run_ceiling("show --hw '" + node.string() + "'");
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("node n1 (2026-11-25T08:00:00Z): ok") != std::string::npos);
+  CHECK(r.out.find("GPU 1 NVIDIA H200 GPU-b ok -> b.yaml") != std::string::npos);
+  CHECK(r.out.find("peer_sm_read bandwidth (row: from, column: to") != std::string::npos);
+  r = run_ceiling("show --hw '" + node.string() + "' --json");
+  REQUIRE(r.rc == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["links"]["host"][0]["h2d_pinned"]["bandwidth"] == 55e9);
+  CHECK(j["links"]["pairs"][0]["peer_ce"]["latency"] == doctest::Approx(3e-6));
+  CHECK(j["gpus"].size() == 2);
+  // A broken node descriptor names its line, as a hardware descriptor does.
+  {
+    std::ofstream(node) << "schema: ceiling/node/1\nnode: x\ndate: \"2026-11-25\"\nstatus: maybe\n";
+  }
+  r = run_ceiling("show --hw '" + node.string() + "'", true);
+  CHECK(r.rc != 0);
+  CHECK(r.out.find("node.yaml:4:9: status: expected ok, partial or failed") != std::string::npos);
+  fs::remove_all(dir);
+}
