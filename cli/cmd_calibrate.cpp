@@ -279,12 +279,10 @@ int run_calibrate_devices(const CalibrateOptions& opt) {
   if (!opt.out.empty())
     throw std::runtime_error("calibrate --devices writes one descriptor per GPU into --out-dir; --out names one file");
   if (opt.no_links && opt.links_only) throw std::runtime_error("calibrate: --no-links and --links-only exclude each other");
-  if (opt.link_repeats < 1 || opt.link_repeats > 1000) throw std::runtime_error("--link-repeats must lie in [1, 1000]");
-  LinkProbeOptions lo;
-  lo.large_bytes = link_bytes_option(opt.link_bytes);
-  lo.repeats = opt.link_repeats;
-  if (opt.quick && opt.link_bytes == CalibrateOptions{}.link_bytes) lo.large_bytes = std::uint64_t{64} << 20;
-  if (opt.quick && opt.link_repeats == CalibrateOptions{}.link_repeats) lo.repeats = 7;
+  LinkProbeOptions lo;  // what the user gave, else the defaults (smaller with --quick)
+  lo.large_bytes = !opt.link_bytes.empty() ? link_bytes_option(opt.link_bytes)
+                                           : std::uint64_t{opt.quick ? 64u : 256u} << 20;
+  lo.repeats = opt.link_repeats > 0 ? opt.link_repeats : opt.quick ? 7 : 20;
   lo.progress = [](const std::string& line) { spdlog::info("{}", line); };
   std::unique_ptr<LinkBackend> links = simulated_node();
   int count = 0;
@@ -512,8 +510,9 @@ Subcommand add_calibrate(CLI::App& root) {
   s.app->add_flag("--no-links", opt->no_links, "With --devices: skip the link probe (host<->GPU, GPU<->GPU)");
   s.app->add_flag("--links-only", opt->links_only,
                   "With --devices: only the link probe (no per-GPU calibration); node.yaml lists the GPUs without descriptors");
-  s.app->add_option("--link-bytes", opt->link_bytes, "With --devices: bytes of one bandwidth transfer (default 256 MiB)");
-  s.app->add_option("--link-repeats", opt->link_repeats, "With --devices: timed transfers per path and size (default 20)");
+  s.app->add_option("--link-bytes", opt->link_bytes, "With --devices: bytes of one bandwidth transfer (default 256 MiB, 64 MiB with --quick)");
+  s.app->add_option("--link-repeats", opt->link_repeats, "With --devices: timed transfers per path and size, 1-1000 (default 20, 7 with --quick)")
+      ->check(CLI::Range(1, 1000));
   s.app->add_option("--node-name", opt->node_name, "With --devices: the node's name in node.yaml (default: this host's name)");
   s.app->add_flag("--list", *list, "List the registered probes and exit (no GPU needed)");
   s.app->add_flag("--json", opt->json, "Machine-readable summary on stdout");
@@ -536,8 +535,8 @@ Subcommand add_calibrate(CLI::App& root) {
     }
     if (!opt->devices.empty()) return run_calibrate_devices(*opt);
     if (!opt->out_dir.empty()) throw std::runtime_error("calibrate: --out-dir goes with --devices");
-    if (opt->no_links || opt->links_only || !opt->node_name.empty())
-      throw std::runtime_error("calibrate: --no-links, --links-only and --node-name go with --devices");
+    if (opt->no_links || opt->links_only || !opt->node_name.empty() || !opt->link_bytes.empty() || opt->link_repeats != 0)
+      throw std::runtime_error("calibrate: --no-links, --links-only, --link-bytes, --link-repeats and --node-name go with --devices");
     return run_calibrate(*opt);
   };
   return s;

@@ -49,8 +49,8 @@ struct CalibrateOptions {
   // The link probe after the GPUs' calibrations (model/link.hpp), written with the GPUs into
   // <out_dir>/node.yaml (ceiling/node/1).
   bool no_links = false, links_only = false;
-  std::string link_bytes = "256 MiB";
-  int link_repeats = 20;
+  std::string link_bytes;  // empty: 256 MiB (64 MiB with --quick)
+  int link_repeats = 0;    // 0: 20 (7 with --quick)
   std::string node_name;  // default: this host's name
 };
 int run_calibrate(const CalibrateOptions& opt);

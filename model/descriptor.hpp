@@ -174,6 +174,9 @@ class DescriptorError : public InputFileError {
 // A spec `ref` of one word must be a key of `references:`; a ref with spaces is a citation itself.
 // Measured values need median, probe and an ISO 8601 date; min <= median <= max when given.
 HardwareDescriptor load_descriptor(const std::filesystem::path& file);
+// "" when `s` is a real ISO 8601 date or date-time (month 1-12, the month's days, hour 0-23, ...),
+// else why not. Every file with a date field checks it with this.
+std::string iso_date_problem(const std::string& s);
 HardwareDescriptor parse_descriptor(const std::string& yaml_text, const std::string& name_for_errors);
 // Canonical YAML. Spec values are written exactly (format_exact). A measured median, min and max
 // are written in one unit with the digits their spread supports (half a rounding step within a

@@ -93,29 +93,6 @@ std::string range_text(const Plausible& r, Dimension d) {
   return format_quantity(r.min, d, 3) + " to " + format_quantity(r.max, d, 3);
 }
 
-bool leap_year(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
-
-// "" when `s` is a real ISO 8601 date or date-time (month 1-12, the month's days, hour 0-23,
-// minute 0-59, second 0-60, offset within +-14:00), else why not.
-std::string date_problem(const std::string& s) {
-  static const std::regex iso8601(
-      R"((\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|([+-])(\d{2}):?(\d{2}))?)?)");
-  std::smatch m;
-  if (!std::regex_match(s, m, iso8601)) return "expected an ISO 8601 date, e.g. 2026-11-21T11:00:00Z";
-  const auto num = [&](int i) { return m[i].matched ? std::stoi(m[i].str()) : 0; };
-  const int year = num(1), month = num(2), day = num(3);
-  static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  if (month < 1 || month > 12) return "month " + m[2].str() + " is not 01-12";
-  const int last = days[month - 1] + (month == 2 && leap_year(year));
-  if (day < 1 || day > last) return "day " + m[3].str() + " is not in 01-" + std::to_string(last);
-  if (m[4].matched && num(4) > 23) return "hour " + m[4].str() + " is not 00-23";
-  if (m[5].matched && num(5) > 59) return "minute " + m[5].str() + " is not 00-59";
-  if (m[6].matched && num(6) > 60) return "second " + m[6].str() + " is not 00-60";
-  if (m[9].matched && (num(9) > 14 || num(10) > 59 || (num(9) == 14 && num(10) > 0)))
-    return "UTC offset " + m[8].str() + m[9].str() + ":" + m[10].str() + " is not within +-14:00";
-  return {};
-}
-
 // One key of a mapping with its nodes, so errors can point at the key or at the value.
 struct Entry {
   YAML::Node key;
@@ -277,7 +254,7 @@ struct DescriptorReader {
       mv.probe = L.nonempty(L.require(s, "probe", where, p), p + ".probe");
       const Entry& date = L.require(s, "date", where, p);
       mv.date = L.nonempty(date, p + ".date");
-      if (const std::string why = date_problem(mv.date); !why.empty())
+      if (const std::string why = iso_date_problem(mv.date); !why.empty())
         L.fail(Loader::value_mark(date), p + ".date", why + ", got '" + mv.date + "'");
       if (auto v = s.find("sm_clock"); v != s.end()) {
         std::optional<Dimension> hz = Dimension::hertz;
@@ -619,6 +596,29 @@ void emit_named(YAML::Emitter& out, const char* key, const std::map<std::string,
 }
 
 }  // namespace
+
+static bool leap_year(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+// "" when `s` is a real ISO 8601 date or date-time (month 1-12, the month's days, hour 0-23,
+// minute 0-59, second 0-60, offset within +-14:00), else why not.
+std::string iso_date_problem(const std::string& s) {
+  static const std::regex iso8601(
+      R"((\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|([+-])(\d{2}):?(\d{2}))?)?)");
+  std::smatch m;
+  if (!std::regex_match(s, m, iso8601)) return "expected an ISO 8601 date, e.g. 2026-11-21T11:00:00Z";
+  const auto num = [&](int i) { return m[i].matched ? std::stoi(m[i].str()) : 0; };
+  const int year = num(1), month = num(2), day = num(3);
+  static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (month < 1 || month > 12) return "month " + m[2].str() + " is not 01-12";
+  const int last = days[month - 1] + (month == 2 && leap_year(year));
+  if (day < 1 || day > last) return "day " + m[3].str() + " is not in 01-" + std::to_string(last);
+  if (m[4].matched && num(4) > 23) return "hour " + m[4].str() + " is not 00-23";
+  if (m[5].matched && num(5) > 59) return "minute " + m[5].str() + " is not 00-59";
+  if (m[6].matched && num(6) > 60) return "second " + m[6].str() + " is not 00-60";
+  if (m[9].matched && (num(9) > 14 || num(10) > 59 || (num(9) == 14 && num(10) > 0)))
+    return "UTC offset " + m[8].str() + m[9].str() + ":" + m[10].str() + " is not within +-14:00";
+  return {};
+}
 
 HardwareDescriptor parse_descriptor(const std::string& yaml_text, const std::string& name_for_errors) {
   const Loader L(name_for_errors);

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "descriptor.hpp"
 #include "files.hpp"
 #include "input_error.hpp"
 #include "stats.hpp"
@@ -217,23 +218,6 @@ std::set<std::string> path_keys(bool host, std::set<std::string> extra) {
   return extra;
 }
 
-std::string date_problem(const std::string& s) {
-  // YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ
-  const auto digits = [&](std::size_t at, std::size_t n) {
-    if (s.size() < at + n) return false;
-    for (std::size_t i = at; i < at + n; ++i)
-      if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
-    return true;
-  };
-  const bool day = s.size() >= 10 && digits(0, 4) && s[4] == '-' && digits(5, 2) && s[7] == '-' && digits(8, 2);
-  if (!day) return "expected an ISO date (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)";
-  if (s.size() == 10) return "";
-  if (s.size() == 20 && s[10] == 'T' && digits(11, 2) && s[13] == ':' && digits(14, 2) && s[16] == ':' && digits(17, 2) &&
-      s[19] == 'Z')
-    return "";
-  return "expected an ISO date (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)";
-}
-
 }  // namespace
 
 bool is_node_descriptor_text(std::string_view t) {
@@ -282,7 +266,7 @@ NodeDescriptor parse_node_descriptor(const std::string& yaml_text, const std::st
   {
     const YAML::Node& d = L.require(m, "date", top, "");
     n.date = L.text(d, "date");
-    if (const std::string why = date_problem(n.date); !why.empty()) L.fail(d.Mark(), "date", why + ", got '" + n.date + "'");
+    if (const std::string why = iso_date_problem(n.date); !why.empty()) L.fail(d.Mark(), "date", why + ", got '" + n.date + "'");
   }
   {
     const YAML::Node& s = L.require(m, "status", top, "");

@@ -257,8 +257,9 @@ ProbeOutput run_pchase(const ProbeContext& ctx) {
   }
   add_sweep(line, line_fine, "cg_line_ring", 128);
 
+  // Without near and far knees in the line sweep, the ld.cg sweep's largest step gives the near capacity.
   std::vector<SweepPoint> cg_fine;
-  const auto cg_knees = knees_of(cg);
+  const auto cg_knees = near_far ? std::vector<Knee>{} : knees_of(cg);
   // One SM's loads are cached in its own L2 partition: the first big step of this sweep is the
   // part of the L2 one SM can hit (about half on a partitioned L2; the whole L2 is measured by
   // l2-bandwidth with every SM reading its own slice).
@@ -267,16 +268,14 @@ ProbeOutput run_pchase(const ProbeContext& ctx) {
     if (l2_idx < 0 || cg_knees[i].level_after - cg_knees[i].level_before >
                           cg_knees[l2_idx].level_after - cg_knees[l2_idx].level_before)
       l2_idx = static_cast<int>(i);
-  if (near_far) {
-    // given by the line sweep above
-  } else if (l2_idx >= 0 && cg_knees[l2_idx].index + 1 < cg.size()) {
+  if (l2_idx >= 0 && cg_knees[l2_idx].index + 1 < cg.size()) {
     const Knee& k = cg_knees[l2_idx];
     mem::ChaseSpec spec{mem::ChaseMode::cg, 0, 32, cg_steps};
     const std::size_t cap = refine_knee(chase, spec, k, cg[k.index + 1].footprint, false, cg_steps, cg_fine, 0.075);
     out.fields.push_back({"memory.l2.extra.near_half_capacity", Dimension::bytes,
                           capacity_bytes(static_cast<double>(cap), k, "L2 one SM can hit, ld.cg sweep warmed by that SM", clock)});
     knees_json.push_back({{"name", "l2_near_half"}, {"bytes", cap}});
-  } else {
+  } else if (!near_far) {
     spdlog::warn("pchase-latency: no L2 knee in the ld.cg sweep");
   }
   add_sweep(cg, cg_fine, "cg", 32);

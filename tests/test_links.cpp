@@ -208,7 +208,8 @@ TEST_CASE("links: node descriptor errors name file:line and the key") {
   CHECK(error_of(with("schema: ceiling/node/1", "schema: ceiling/node/2")).find("n.yaml:1:9: schema: expected ceiling/node/1") == 0);
   CHECK(error_of(with("status: ok\nlink", "status: fine\nlink")).find("n.yaml:4:9: status: expected ok, partial or failed") == 0);
   CHECK(error_of(with("status: ok\nlink", "status: failed\nlink")).find("reason: a failed node says why") != std::string::npos);
-  CHECK(error_of(with("date: \"2026-11-25T08:00:00Z\"", "date: yesterday")).find("n.yaml:3:7: date: expected an ISO date") == 0);
+  CHECK(error_of(with("date: \"2026-11-25T08:00:00Z\"", "date: yesterday")).find("n.yaml:3:7: date: expected an ISO 8601 date") == 0);
+  CHECK(error_of(with("date: \"2026-11-25T08:00:00Z\"", "date: 2026-02-30")).find("date: day 30 is not in 01-28") != std::string::npos);
   CHECK(error_of(with("    to: 0\n", "    to: 1\n")).find("pairs[0].to: a pair joins two different GPUs") != std::string::npos);
   CHECK(error_of(with("    to: 0\n", "    to: 5\n")).find("n.yaml:14:9: pairs[0].to: device 5 is not in gpus") == 0);
   CHECK(error_of(with("peer_access: true", "peer_access: false")).find("measured although peer_access is false") != std::string::npos);
@@ -338,6 +339,10 @@ TEST_CASE("links: a node without a GPU says so in node.yaml (exit 2); the fleet 
         std::string::npos);
   CHECK(run_ceiling("calibrate --devices all --no-links --links-only --out-dir x", true).out.find("exclude each other") != std::string::npos);
   CHECK(run_ceiling("calibrate --no-links", true).out.find("go with --devices") != std::string::npos);
+  CHECK(run_ceiling("calibrate --link-repeats 5", true).out.find("go with --devices") != std::string::npos);
+  const auto zero = run_ceiling("calibrate --devices all --link-repeats 0 --out-dir x", true);
+  CHECK(zero.rc != 0);
+  CHECK(zero.out.find("--link-repeats") != std::string::npos);
   fs::remove_all(dir);
   fs::remove_all(out);
 }
