@@ -49,9 +49,24 @@ TEST_CASE("calibrate --devices: every GPU at once, one failure reported, the oth
   CHECK(fs::exists(dir / "gpu2.yaml"));
   CHECK(fs::exists(dir / "gpu1.calibrate.log"));
   // Each child got the options: its device, its file, the base, the probes, --quick.
-  const std::string argv = ceiling::test::slurp(args);
-  for (const char* a : {"--device\n2\n", "--base\nh200\n", "--probes\ndram-bandwidth\n", "--quick\n", "--json\n"})
-    CHECK_MESSAGE(argv.find(a) != std::string::npos, a);
+  // One file per child (PREFIX.<device>.<pid>): read the one of device d.
+  const auto args_of = [&](int d) {
+    const std::string prefix = args.filename().string() + "." + std::to_string(d) + ".";
+    std::string text;
+    int files = 0;
+    for (const auto& e : fs::directory_iterator(args.parent_path()))
+      if (e.path().filename().string().rfind(prefix, 0) == 0) text += ceiling::test::slurp(e.path()), ++files;
+    CHECK_MESSAGE(files == 1, "device " << d << ": " << files << " argv files");
+    return text;
+  };
+  for (int d : {0, 1, 2}) {
+    const std::string argv = args_of(d);
+    for (const std::string a : {"--device\n" + std::to_string(d) + "\n", std::string("--base\nh200\n"),
+                                std::string("--probes\ndram-bandwidth\n"), std::string("--quick\n"),
+                                std::string("--json\n")})
+      CHECK_MESSAGE(argv.find(a) != std::string::npos, "device " << d << " lacks " << a);
+  }
+  const std::string argv = args_of(2);
   CHECK(argv.find((dir / "gpu2.yaml").string()) != std::string::npos);
   // The descriptors carry their UUIDs; the fleet view reads them (2 GPUs: no outliers judged).
   CHECK(ceiling::load_descriptor(dir / "gpu2.yaml").identity.uuid == "GPU-fake0002-0000-0000-0000-000000000000");

@@ -424,8 +424,9 @@ check "each task: node.yaml status partial" each_task devices 3 grep -qx "status
 check "each task.txt records calibrate's exit code 1" each_task devices 3 grep -qx "exit_code: 1" "{}/task.txt"
 check "CEILING_CALIBRATE_ARGS reached every GPU's calibrate (--quick --base h200), 9 GPUs" python3 -c '
 import sys
-# (one argument a line; the 3 GPUs of a task append at once, so lines of different GPUs interleave)
-a = open(sys.argv[1]).read().split("\n")
+import glob
+# (one argument a line; one file per stand-in child: PREFIX.<device>.<pid>)
+a = [l for f in glob.glob(sys.argv[1] + ".*") for l in open(f).read().split("\n")]
 n, q, b, h = (a.count(x) for x in ("--device", "--quick", "--base", "h200"))
 print(f"--device x{n}, --quick x{q}, --base x{b}, h200 x{h}")
 sys.exit(0 if n == q == b == h == 9 else 1)' "$work/devices-fake-args.txt"
