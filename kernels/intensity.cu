@@ -17,6 +17,7 @@
 #include <cuda_fp16.h>
 
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -101,12 +102,14 @@ __device__ __forceinline__ void row_products(const T (&x)[W], T (&acc)[W]) {
   constexpr int R = K >= W ? K / W : 1, BLK = K >= W ? W : K;
 #pragma unroll
   for (int c = 0; c < W; ++c) acc[c] = T(0);
+// i outside c: the W accumulators are updated back to back (independent), not one chain at a
+// time; each accumulator still sums j, then i in order.
 #pragma unroll
   for (int j = 0; j < R; ++j)
 #pragma unroll
-    for (int c = 0; c < W; ++c)
+    for (int i = 0; i < W; ++i)
 #pragma unroll
-      for (int i = (c / BLK) * BLK; i < (c / BLK) * BLK + BLK; ++i) acc[c] = fma(x[i], matrix_entry<T>((j * W + i) * W + c), acc[c]);
+      for (int c = (i / BLK) * BLK; c < (i / BLK) * BLK + BLK; ++c) acc[c] = fma(x[i], matrix_entry<T>((j * W + i) * W + c), acc[c]);
 }
 
 template <int K, bool Streaming>
@@ -177,12 +180,12 @@ __global__ void __launch_bounds__(kCcThreads) intensity_cuda_core_fp16(const uin
 #pragma unroll
     for (int j = 0; j < R; ++j)
 #pragma unroll
-      for (int p = 0; p < P; ++p)
+      for (int i = 0; i < W; ++i) {
+        const __half2 xi = (i & 1) ? __high2half2(xv[i / 2]) : __low2half2(xv[i / 2]);
 #pragma unroll
-        for (int i = (2 * p / BLK) * BLK; i < (2 * p / BLK) * BLK + BLK; ++i) {
-          const __half2 xi = (i & 1) ? __high2half2(xv[i / 2]) : __low2half2(xv[i / 2]);
+        for (int p = (i / BLK) * BLK / 2; p < ((i / BLK) * BLK + BLK) / 2; ++p)
           acc[p] = __hfma2(xi, c_m_fp16[(j * W + i) * P + p], acc[p]);
-        }
+      }
   }
 #pragma unroll
   for (int v = 0; v < 2; ++v) {
@@ -191,6 +194,143 @@ __global__ void __launch_bounds__(kCcThreads) intensity_cuda_core_fp16(const uin
 #pragma unroll
     for (int q = 0; q < 4; ++q) u[q] = *reinterpret_cast<const unsigned*>(&acc[4 * v + q]);
     store_stream<Streaming>(y + base + 32 * v, t);
+  }
+}
+
+// ---- CUDA cores, compute-bound k (>= 16): several rows per thread, next rows in flight ----------
+// One entry per FMA from __constant__ costs an issue slot (ULDC per DFMA, ULDC.64 per two FFMA)
+// or, for HFMA2, a register load (LDC) per instruction: at large k the CUDA cores then ran at
+// 1/8 (fp16) to 1/2 of their peak. Here a warp owns a group of wide_rows<T>() blocks of 32 rows
+// (lane = row in each block); the matrices are staged once per block in shared memory and read as
+// 16-byte broadcasts, each entry feeding wide_rows FMAs (one LDS.128 per 8 DFMA or 16 FFMA/HFMA2).
+// Persistent grid: each warp walks groups with a stride, loading its next group before computing
+// the current one, so memory and the FMA pipes overlap (one row group per launch left them in
+// lock-step: load, then compute). Same sums in the same order as the one-row kernels.
+constexpr int kWideThreads = 128;
+constexpr int kWideMinK = 16;
+template <class T> CEILING_HOST_DEVICE constexpr int wide_rows() { return sizeof(T) == 8 ? 2 : 4; }
+
+// Bit-exact views of 16-byte vectors (registers, no memory round trip).
+__device__ __forceinline__ unsigned word(const uint4& v, int e) { return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w; }
+template <class T> __device__ __forceinline__ T element(const uint4& v, int e);
+template <> __device__ __forceinline__ double element<double>(const uint4& v, int e) {
+  return __hiloint2double(static_cast<int>(word(v, 2 * e + 1)), static_cast<int>(word(v, 2 * e)));
+}
+template <> __device__ __forceinline__ float element<float>(const uint4& v, int e) { return __uint_as_float(word(v, e)); }
+template <> __device__ __forceinline__ __half2 element<__half2>(const uint4& v, int e) {
+  const unsigned u = word(v, e);
+  return *reinterpret_cast<const __half2*>(&u);
+}
+__device__ __forceinline__ unsigned bits(double v, int half) {
+  return static_cast<unsigned>(half ? __double2hiint(v) : __double2loint(v));
+}
+__device__ __forceinline__ uint4 pack(double a, double b) { return make_uint4(bits(a, 0), bits(a, 1), bits(b, 0), bits(b, 1)); }
+__device__ __forceinline__ uint4 pack(float a, float b, float c, float d) {
+  return make_uint4(__float_as_uint(a), __float_as_uint(b), __float_as_uint(c), __float_as_uint(d));
+}
+__device__ __forceinline__ unsigned bits(__half2 h) { return *reinterpret_cast<const unsigned*>(&h); }
+
+template <class T, int K, bool Streaming>
+__global__ void __launch_bounds__(kWideThreads, 3) intensity_cuda_core_wide(const uint4* __restrict__ x, uint4* __restrict__ y,
+                                                                         long long row_blocks,
+                                                                         const uint4* __restrict__ mats) {
+  constexpr int W = row_width<T>(), NV = W * static_cast<int>(sizeof(T)) / 16;  // 16-byte vectors per row
+  constexpr int R = K / W, G = wide_rows<T>();
+  constexpr int MV = NV;  // 16-byte vectors per matrix row (fp16: 8 HFMA2 pairs in 2 vectors)
+  static_assert(K >= W && K % W == 0, "wide kernel: whole matrices");
+  __shared__ uint4 m_s[R * W * MV];
+  for (int i = threadIdx.x; i < R * W * MV; i += blockDim.x) m_s[i] = mats[i];
+  __syncthreads();
+  const int lane = threadIdx.x & 31;
+  const long long groups = (row_blocks + G - 1) / G;
+  const long long stride = static_cast<long long>(gridDim.x) * (kWideThreads / 32);
+  long long g = static_cast<long long>(blockIdx.x) * (kWideThreads / 32) + (threadIdx.x >> 5);
+  const auto load = [&](uint4 (&v)[G][NV], long long grp) {
+#pragma unroll
+    for (int q = 0; q < G; ++q)
+#pragma unroll
+      for (int e = 0; e < NV; ++e)
+        v[q][e] = grp < groups && grp * G + q < row_blocks
+                      ? load_stream<Streaming>(x + (grp * G + q) * (32 * NV) + lane + 32 * e)
+                      : make_uint4(0, 0, 0, 0);  // computed on zeros, never stored
+  };
+  uint4 xv[G][NV], xn[G][NV];
+  load(xv, g);
+  for (; g < groups; g += stride) {
+    load(xn, g + stride);
+    if constexpr (sizeof(T) == 2) {
+      constexpr int P = W / 2;
+      __half2 acc[G][P];
+#pragma unroll
+      for (int q = 0; q < G; ++q)
+#pragma unroll
+        for (int p = 0; p < P; ++p) acc[q][p] = __float2half2_rn(0.0f);
+#pragma unroll 1
+      for (int j = 0; j < R; ++j)
+#pragma unroll
+        for (int ip = 0; ip < W / 2; ++ip)  // inputs 2ip (low half) and 2ip + 1 (high half): no select
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int mv = 0; mv < MV; ++mv) {
+              const uint4 m4 = m_s[(j * W + 2 * ip + h) * MV + mv];
+#pragma unroll
+              for (int q = 0; q < G; ++q) {
+                const __half2 xw = element<__half2>(xv[q][ip / 4], ip % 4);
+                const __half2 xi = h ? __high2half2(xw) : __low2half2(xw);
+#pragma unroll
+                for (int e = 0; e < 4; ++e) acc[q][mv * 4 + e] = __hfma2(xi, element<__half2>(m4, e), acc[q][mv * 4 + e]);
+              }
+              // One matrix (no j loop): keep ptxas from hoisting every LDS.128 ahead (it spilled).
+              if constexpr (R == 1) asm volatile("" ::: "memory");
+            }
+#pragma unroll
+      for (int q = 0; q < G; ++q) {
+        if (g * G + q >= row_blocks) continue;
+#pragma unroll
+        for (int v = 0; v < NV; ++v)
+          store_stream<Streaming>(y + (g * G + q) * (32 * NV) + lane + 32 * v,
+                                  make_uint4(bits(acc[q][4 * v]), bits(acc[q][4 * v + 1]), bits(acc[q][4 * v + 2]),
+                                             bits(acc[q][4 * v + 3])));
+      }
+    } else {
+      constexpr int E = 16 / static_cast<int>(sizeof(T));  // values per vector
+      T acc[G][W];
+#pragma unroll
+      for (int q = 0; q < G; ++q)
+#pragma unroll
+        for (int c = 0; c < W; ++c) acc[q][c] = T(0);
+#pragma unroll 1
+      for (int j = 0; j < R; ++j)
+#pragma unroll
+        for (int i = 0; i < W; ++i)
+#pragma unroll
+          for (int mv = 0; mv < MV; ++mv) {
+            const uint4 m4 = m_s[(j * W + i) * MV + mv];
+#pragma unroll
+            for (int q = 0; q < G; ++q) {
+              const T xi = element<T>(xv[q][i / E], i % E);
+#pragma unroll
+              for (int e = 0; e < E; ++e) acc[q][mv * E + e] = fma(xi, element<T>(m4, e), acc[q][mv * E + e]);
+            }
+          }
+#pragma unroll
+      for (int q = 0; q < G; ++q) {
+        if (g * G + q >= row_blocks) continue;
+#pragma unroll
+        for (int v = 0; v < NV; ++v) {
+          if constexpr (sizeof(T) == 8)
+            store_stream<Streaming>(y + (g * G + q) * (32 * NV) + lane + 32 * v, pack(acc[q][2 * v], acc[q][2 * v + 1]));
+          else
+            store_stream<Streaming>(y + (g * G + q) * (32 * NV) + lane + 32 * v,
+                                    pack(acc[q][4 * v], acc[q][4 * v + 1], acc[q][4 * v + 2], acc[q][4 * v + 3]));
+        }
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < G; ++q)
+#pragma unroll
+      for (int e = 0; e < NV; ++e) xv[q][e] = xn[q][e];
   }
 }
 
@@ -370,12 +510,31 @@ class IntensityInstance final : public KernelInstance {
     CUDA_CHECK_LAUNCH();
     generation_ = g_next_generation++;
     if (unit_ == ComputeUnit::tensor_core) upload_fragments();
+    else if (wide()) upload_wide_matrices();
     else upload_constants();
     CUDA_CHECK(cudaDeviceSynchronize());
   }
   void poison_output() override { poison(y_.data(), y_.bytes()); }
   void launch(Stream s) override {
-    if (unit_ == ComputeUnit::cuda_core) {
+    if (unit_ == ComputeUnit::cuda_core && wide()) {
+      const long long row_blocks = n_ / W / 32;
+      const long long warps = (row_blocks + wide_rows<T>() - 1) / wide_rows<T>();
+      const long long need = (warps + kWideThreads / 32 - 1) / (kWideThreads / 32);
+      const auto* x = reinterpret_cast<const uint4*>(x_.data());
+      auto* y = reinterpret_cast<uint4*>(y_.data());
+      with_k(k_, [&](auto kc) {
+        constexpr int K = decltype(kc)::value;
+        if constexpr (K >= kWideMinK) {
+          auto* kernel = streaming_ ? intensity_cuda_core_wide<T, K, true> : intensity_cuda_core_wide<T, K, false>;
+          if (wide_grid_ == 0) {  // persistent: as many blocks as stay resident, no more than the work needs
+            int per_sm = 0;
+            CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWideThreads, 0));
+            wide_grid_ = static_cast<int>(std::max<long long>(1, std::min<long long>(need, std::max(1, per_sm) * 1LL * current_sm_count())));
+          }
+          kernel<<<wide_grid_, kWideThreads, 0, s>>>(x, y, row_blocks, wide_.data());
+        }
+      });
+    } else if (unit_ == ComputeUnit::cuda_core) {
       if (g_constant_generation != generation_) upload_constants();  // another instance ran in between
       const long long rows = n_ / W;
       const auto grid = static_cast<unsigned>((rows + kCcThreads - 1) / kCcThreads);
@@ -462,6 +621,27 @@ class IntensityInstance final : public KernelInstance {
 
  private:
   int r() const { return std::max(1, k_ / W); }
+  bool wide() const { return unit_ == ComputeUnit::cuda_core && k_ >= kWideMinK; }
+  // The wide kernels' matrices in global memory, staged per block: fp64/fp32 M_j[i][c] at
+  // (j w + i) w + c; fp16 the HFMA2 pairs (M_j[i][2p], M_j[i][2p+1]) at (j w + i) w/2 + p.
+  void upload_wide_matrices() {
+    const size_t bytes = static_cast<size_t>(r()) * W * W * sizeof(T);
+    std::vector<unsigned char> h(bytes);
+    for (int j = 0; j < r(); ++j)
+      for (int i = 0; i < W; ++i)
+        for (int c = 0; c < W; ++c) {
+          const size_t at = static_cast<size_t>((j * W + i) * W + c);
+          if constexpr (sizeof(T) == 2) {
+            const std::uint16_t b = half_bits(m(j, i, c));
+            std::memcpy(h.data() + at * 2, &b, 2);  // pair p = c/2: low half c even, high half c odd
+          } else {
+            const T v = static_cast<T>(m(j, i, c));
+            std::memcpy(h.data() + at * sizeof(T), &v, sizeof(T));
+          }
+        }
+    wide_ = gpu::DeviceBuffer<uint4>(bytes / sizeof(uint4));
+    CUDA_CHECK(cudaMemcpy(wide_.data(), h.data(), bytes, cudaMemcpyHostToDevice));
+  }
   static double to_double(const T& v) {
     if constexpr (sizeof(T) == 2) return static_cast<double>(__half2float(v));
     else return static_cast<double>(v);
@@ -525,8 +705,9 @@ class IntensityInstance final : public KernelInstance {
   ComputeUnit unit_;
   gpu::DeviceBuffer<T> x_, y_;
   gpu::DeviceBuffer<Frag> frag_;
+  gpu::DeviceBuffer<uint4> wide_;
   bool streaming_ = false;
-  int tc_grid_ = 0;
+  int tc_grid_ = 0, wide_grid_ = 0;
   std::uint64_t seed_ = 1;
   unsigned long long generation_ = 0;
   std::vector<double> m_, msum_;
@@ -549,9 +730,12 @@ KernelVariant intensity_variant(ComputeUnit unit) {
                         : "y = x (M_1 + .. + M_r) per 16-value row, FP16 mma.m16n8k16 with FP16 accumulate, 4 tiles of "
                           "16 rows per warp step, B fragments in shared memory, persistent grid";
   else
-    v.description = "y = x (M_1 + .. + M_r), one " + std::to_string(W) + "-value row per thread, matrices in __constant__, " +
+    v.description = "y = x (M_1 + .. + M_r), " +
                     (sizeof(T) == 2 ? std::string("HFMA2 with FP16 accumulate") : std::string(sizeof(T) == 8 ? "DFMA" : "FFMA")) +
-                    ", 16-byte loads/stores";
+                    ", 16-byte loads/stores; k < 16: one " + std::to_string(W) +
+                    "-value row per thread, matrices in __constant__; k >= 16: " + std::to_string(wide_rows<T>()) +
+                    " rows per thread, matrices staged in shared memory (one 16-byte broadcast read per " +
+                    std::to_string(wide_rows<T>()) + " rows' FMAs), persistent grid, next rows loaded during the FMAs";
   // The useful share of the tensor-core work depends on k (k/w below the row width): the kind's.
   v.tensor_core_fraction = 0;
   // 64 whole rows (one tensor-core warp step) for every variant, so CUDA and tensor cores share sizes.
@@ -568,8 +752,13 @@ KernelVariant intensity_variant(ComputeUnit unit) {
     v.sass = {{"intensity_tensor_core_" + name, sizeof(T) == 8 ? "DMMA" : "HMMA", ""}};
     if (sizeof(T) == 8) v.sass.push_back({"intensity_tensor_core_fp64", kLdg128, ""});
   } else {
-    v.sass = {{"intensity_cuda_core_" + name, sizeof(T) == 8 ? "DFMA" : sizeof(T) == 4 ? "FFMA" : "HFMA2", "DMMA|HMMA"},
-              {"intensity_cuda_core_" + name, kLdg128, ""}};
+    const std::string fma = sizeof(T) == 8 ? "DFMA" : sizeof(T) == 4 ? "FFMA" : "HFMA2";
+    const std::string wide = std::string("intensity_cuda_core_wide<") + (sizeof(T) == 8 ? "double" : sizeof(T) == 4 ? "float" : "__half");
+    v.sass = {{"intensity_cuda_core_" + name, fma, "DMMA|HMMA"},
+              {"intensity_cuda_core_" + name, kLdg128, ""},
+              {wide, fma, "DMMA|HMMA"},
+              {wide, "LDS\\.128", ""},
+              {wide, kLdg128, ""}};
   }
   return v;
 }

@@ -176,6 +176,27 @@ TEST_CASE("stencil variants: every built-in shape, 1 to 4 fused steps, odd 2-D a
   clear_registered_stencil_shapes();
 }
 
+TEST_CASE("intensity variants: every k (one row per thread below 16, four above), row counts that leave a warp partly idle") {
+  int checked = 0;
+  for (const auto& v : registry()) {
+    if (v.kind != "intensity") continue;
+    const double w = v.precision == Precision::fp16 ? 16 : 8;  // values per row
+    // 37 x 64 rows: 74 blocks of 32 rows, 4 per warp on the wide path, so the last warp has 2;
+    // 4096 x 64 rows: every warp full. The second size is large enough to stream (not in L2).
+    for (double rows64 : {37.0, 4096.0 * 16})
+      for (int k = 1; k <= 256; k *= 2) {
+        const KernelParams p = {{"n", rows64 * 64 * w}, {"k", static_cast<double>(k)}};
+        auto inst = v.create(p, context_for(v, p));
+        const Verification r = verify_once(*inst, 777 + k);
+        INFO(v.name() << " " << kernel_size_text(v.kind, p) << ": " << r.message);
+        CHECK(r.ok);
+        CHECK(r.unwritten == 0);
+        ++checked;
+      }
+  }
+  CHECK(checked == 5 * 2 * 9);  // fp64, fp32, fp16 on CUDA cores; fp64, fp16 on tensor cores
+}
+
 TEST_CASE("CUDA-core SCALE handles counts that are not a multiple of the vector width") {
   for (const auto& v : registry()) {
     if (v.unavailable && !v.unavailable().empty()) continue;  // e.g. no libcusparse on this host
