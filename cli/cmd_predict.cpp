@@ -249,10 +249,11 @@ nlohmann::json to_json(const HardwareDescriptor& hw, const fs::path& hw_path, co
   j["temporal_blocking_threshold"] =
       r.temporal_blocking_threshold ? nlohmann::json(*r.temporal_blocking_threshold) : nlohmann::json(nullptr);
   j["bandwidth_how"] = r.bandwidth_how;
-  j["tight_bound"] = {{"form", "max(launch_single, first_byte + max(Q/BW_max, W/P))"},
+  j["tight_bound"] = {{"form", "max(launch_single, first_byte + max(Q/BW_max, W/P), ramp(Q))"},
                       {"time_s", r.tight.time_s},
                       {"launch_s", r.tight.launch_s},
                       {"first_byte_s", r.tight.first_byte_s},
+                      {"ramp_s", r.tight.ramp_s},
                       {"first_byte_from", r.tight.first_byte_from},
                       {"bandwidth_bytes_per_s", r.tight.bandwidth},
                       {"memory_s", r.tight.t_memory_s},
@@ -301,10 +302,11 @@ void print_human(const HardwareDescriptor& hw, const KernelModel& k, const Predi
   o += fmt::format("  {:<22}{}\n", "memory time Q/BW", S(r.t_memory));
   o += fmt::format("  {:<22}{} overlapped (Eq. 17), {} un-overlapped (Eq. 18)\n", "time on CUDA cores",
                    S(r.t_overlapped), S(r.t_unoverlapped));
-  o += fmt::format("  {:<22}{} = max(launch {}, first byte {} [{}] + max(Q/BW {} at {}, W/P {})) (launched once{})\n\n",
+  o += fmt::format("  {:<22}{} = max(launch {}, first byte {} [{}] + max(Q/BW {} at {}, W/P {}), ramp(Q) {}) (launched once{})\n\n",
                    "tight bound", S(r.tight.time_s), S(r.tight.launch_s), S(r.tight.first_byte_s),
                    r.tight.first_byte_from.empty() ? "missing" : r.tight.first_byte_from, S(r.tight.t_memory_s),
                    format_quantity(r.tight.bandwidth, Dimension::bytes_per_second), S(r.tight.t_compute_s),
+                   r.tight.ramp_s > 0 ? S(r.tight.ramp_s) : std::string("none (no memory ramp tables)"),
                    r.tight.missing.empty() ? std::string() : "; not in the descriptor, taken as 0: " + [&] {
                      std::string m;
                      for (const auto& x : r.tight.missing) m += (m.empty() ? "" : ", ") + x;

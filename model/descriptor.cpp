@@ -135,7 +135,8 @@ Field& level_member(MemoryLevel& l, const std::string& m) {
 
 // Maps compared on their present fields only: an entry created by field() and never set is
 // not part of the descriptor (it is not written either).
-bool same_present(const std::map<std::string, Field>& a, const std::map<std::string, Field>& b) {
+template <class V>
+bool same_present(const std::map<std::string, V>& a, const std::map<std::string, V>& b) {
   auto count = [](const auto& m) {
     return std::count_if(m.begin(), m.end(), [](const auto& kv) { return kv.second.present(); });
   };
@@ -337,10 +338,15 @@ bool operator==(const Field& a, const Field& b) {
   return a.dimension == b.dimension && a.spec == b.spec && a.measured == b.measured;
 }
 
+bool operator==(const RampTable& a, const RampTable& b) {
+  return std::tie(a.points, a.probe, a.date, a.sm_clock_hz, a.note) == std::tie(b.points, b.probe, b.date, b.sm_clock_hz, b.note);
+}
+
 bool operator==(const MemoryLevel& a, const MemoryLevel& b) {
   return a.capacity == b.capacity && a.bandwidth == b.bandwidth && a.bandwidth_per_sm == b.bandwidth_per_sm &&
          a.latency == b.latency && same_present(a.patterns, b.patterns) && same_present(a.extra, b.extra) &&
-         same_present(a.first_byte, b.first_byte) && same_present(a.ramp_bandwidth, b.ramp_bandwidth);
+         same_present(a.first_byte, b.first_byte) && same_present(a.ramp_bandwidth, b.ramp_bandwidth) &&
+         same_present(a.ramp, b.ramp);
 }
 
 bool operator==(const TensorInstruction& a, const TensorInstruction& b) {

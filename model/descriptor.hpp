@@ -70,6 +70,19 @@ struct Field {
   std::string_view source(SourcePreference pref = SourcePreference::measured_else_spec) const;
 };
 
+// The ramp probe's least times to move X bytes at one level in one stream pattern (issue 12),
+// timed as validate times that level. The tight bound's memory term is the lower convex hull of
+// these points (memory_roof.hpp): at mid sizes part of the written lines stay in the L2 when a
+// kernel ends, so the time per byte grows with X and no single line is tight at every size.
+struct RampTable {
+  std::vector<std::pair<double, double>> points;  // (bytes, seconds), bytes strictly increasing
+  std::string probe;         // registry name, "memory-ramp"
+  std::string date;          // ISO 8601, UTC
+  double sm_clock_hz = 0;
+  std::string note;
+  bool present() const { return !points.empty(); }
+};
+
 struct MemoryLevel {
   Field capacity{Dimension::bytes};
   Field bandwidth{Dimension::bytes_per_second};       // whole device, best sustained pattern
@@ -87,6 +100,8 @@ struct MemoryLevel {
   // (DRAM: dram-bandwidth); the tight bound takes the larger of the two, so it stays below the
   // envelope. For L2 the ramp's slopes are the L2 patterns themselves.
   std::map<std::string, Field> ramp_bandwidth;         // each Dimension::bytes_per_second
+  // Per pattern, every point of the ramp (the least time at each size); see RampTable.
+  std::map<std::string, RampTable> ramp;
 };
 
 // Fixed costs every kernel pays (measured minima bound a kernel's time from below; issue 12).
@@ -189,6 +204,7 @@ void save_descriptor(const HardwareDescriptor& d, const std::filesystem::path& f
 bool operator==(const SpecValue&, const SpecValue&);
 bool operator==(const MeasuredValue&, const MeasuredValue&);
 bool operator==(const Field&, const Field&);
+bool operator==(const RampTable&, const RampTable&);
 bool operator==(const MemoryLevel&, const MemoryLevel&);
 bool operator==(const TensorInstruction&, const TensorInstruction&);
 bool operator==(const Identity&, const Identity&);

@@ -285,11 +285,51 @@ struct DescriptorReader {
     return out;
   }
 
+  // memory.<level>.ramp.<pattern>: {points: [[bytes, time], ...], probe, date, sm_clock, note}.
+  std::map<std::string, RampTable> ramps(const Entry& e, const std::string& path) const {
+    static const std::set<std::string> kPatterns{"read", "write", "copy", "scale", "triad"};
+    std::map<std::string, RampTable> out;
+    for (const auto& [k, sub] : L.mapping(e.value, e.key.Mark(), path, {})) {
+      const std::string p = path + "." + k;
+      if (!kPatterns.count(k)) L.fail(sub.key.Mark(), p, "not a stream pattern (read, write, copy, scale, triad)");
+      auto m = L.mapping(sub.value, sub.key.Mark(), p, {"points", "probe", "date", "sm_clock", "note"});
+      RampTable t;
+      const Entry& pts = L.require(m, "points", sub.key.Mark(), p);
+      if (!pts.value.IsSequence() || pts.value.size() < 2)
+        L.fail(Loader::value_mark(pts), p + ".points", "expected a list of at least 2 [bytes, time] pairs");
+      for (std::size_t i = 0; i < pts.value.size(); ++i) {
+        const YAML::Node pt = pts.value[i];
+        const std::string pp = p + ".points[" + std::to_string(i) + "]";
+        if (!pt.IsSequence() || pt.size() != 2)
+          L.fail(pt.Mark(), pp, "expected [bytes, time], e.g. [\"25.2 MB\", \"8.42 us\"]");
+        std::optional<Dimension> bytes = Dimension::bytes, secs = Dimension::seconds;
+        const double x = L.quantity(Entry{pt[0], pt[0]}, pp + "[0]", bytes, true, FieldKind::bytes);
+        const double y = L.quantity(Entry{pt[1], pt[1]}, pp + "[1]", secs, true, FieldKind::seconds);
+        if (!t.points.empty() && !(x > t.points.back().first))
+          L.fail(pt.Mark(), pp, "bytes must grow from one point to the next");
+        t.points.emplace_back(x, y);
+      }
+      t.probe = L.nonempty(L.require(m, "probe", sub.key.Mark(), p), p + ".probe");
+      const Entry& date = L.require(m, "date", sub.key.Mark(), p);
+      t.date = L.nonempty(date, p + ".date");
+      if (const std::string why = iso_date_problem(t.date); !why.empty())
+        L.fail(Loader::value_mark(date), p + ".date", why + ", got '" + t.date + "'");
+      if (auto v = m.find("sm_clock"); v != m.end()) {
+        std::optional<Dimension> hz = Dimension::hertz;
+        t.sm_clock_hz = L.quantity(v->second, p + ".sm_clock", hz, true, FieldKind::clock);
+      }
+      if (auto v = m.find("note"); v != m.end()) t.note = L.scalar(v->second, p + ".note");
+      out.emplace(k, std::move(t));
+    }
+    return out;
+  }
+
   MemoryLevel level(const Entry& e, const std::string& path) const {
     MemoryLevel l;
     if (e.value.IsMap() && e.value.size() == 0) return l;
     auto m = L.mapping(e.value, e.key.Mark(), path,
-                       {"capacity", "bandwidth", "bandwidth_per_sm", "latency", "patterns", "extra", "first_byte", "ramp_bandwidth"});
+                       {"capacity", "bandwidth", "bandwidth_per_sm", "latency", "patterns", "extra", "first_byte", "ramp_bandwidth",
+                        "ramp"});
     if (auto it = m.find("capacity"); it != m.end()) l.capacity = field(it->second, path + ".capacity", Dimension::bytes, FieldKind::capacity);
     if (auto it = m.find("bandwidth"); it != m.end())
       l.bandwidth = field(it->second, path + ".bandwidth", Dimension::bytes_per_second, FieldKind::bandwidth);
@@ -303,6 +343,7 @@ struct DescriptorReader {
       l.first_byte = named_fields(it->second, path + ".first_byte", Dimension::seconds, FieldKind::seconds);
     if (auto it = m.find("ramp_bandwidth"); it != m.end())
       l.ramp_bandwidth = named_fields(it->second, path + ".ramp_bandwidth", Dimension::bytes_per_second, FieldKind::bandwidth);
+    if (auto it = m.find("ramp"); it != m.end()) l.ramp = ramps(it->second, path + ".ramp");
     return l;
   }
 
@@ -595,6 +636,26 @@ void emit_named(YAML::Emitter& out, const char* key, const std::map<std::string,
   out << YAML::EndMap;
 }
 
+void emit_ramps(YAML::Emitter& out, const std::map<std::string, RampTable>& ramps) {
+  if (std::none_of(ramps.begin(), ramps.end(), [](const auto& kv) { return kv.second.present(); })) return;
+  out << YAML::Key << "ramp" << YAML::Value << YAML::BeginMap;
+  for (const auto& [k, t] : ramps) {
+    if (!t.present()) continue;
+    out << YAML::Key << k << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "points" << YAML::Value << YAML::BeginSeq;
+    for (const auto& [x, y] : t.points)
+      out << YAML::Flow << YAML::BeginSeq << YAML::DoubleQuoted << format_exact(x, Dimension::bytes) << YAML::DoubleQuoted
+          << format_exact(y, Dimension::seconds) << YAML::EndSeq;
+    out << YAML::EndSeq;
+    emit_text(out, "probe", t.probe);
+    emit_text(out, "date", t.date);
+    if (t.sm_clock_hz > 0) emit_quantity(out, "sm_clock", t.sm_clock_hz, Dimension::hertz);
+    if (!t.note.empty()) emit_text(out, "note", t.note);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+}
+
 }  // namespace
 
 static bool leap_year(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
@@ -683,7 +744,8 @@ std::string to_yaml(const HardwareDescriptor& d) {
                        std::none_of(l.patterns.begin(), l.patterns.end(), [](const auto& kv) { return kv.second.present(); }) &&
                        std::none_of(l.extra.begin(), l.extra.end(), [](const auto& kv) { return kv.second.present(); }) &&
                        std::none_of(l.first_byte.begin(), l.first_byte.end(), [](const auto& kv) { return kv.second.present(); }) &&
-                       std::none_of(l.ramp_bandwidth.begin(), l.ramp_bandwidth.end(), [](const auto& kv) { return kv.second.present(); });
+                       std::none_of(l.ramp_bandwidth.begin(), l.ramp_bandwidth.end(), [](const auto& kv) { return kv.second.present(); }) &&
+                       std::none_of(l.ramp.begin(), l.ramp.end(), [](const auto& kv) { return kv.second.present(); });
     if (empty) {
       out << YAML::Flow << YAML::BeginMap << YAML::EndMap;
       continue;
@@ -697,6 +759,7 @@ std::string to_yaml(const HardwareDescriptor& d) {
     emit_named(out, "extra", l.extra);
     emit_named(out, "first_byte", l.first_byte);
     emit_named(out, "ramp_bandwidth", l.ramp_bandwidth);
+    emit_ramps(out, l.ramp);
     out << YAML::EndMap;
   }
   out << YAML::EndMap;

@@ -501,9 +501,17 @@ TightBound tight_bound(const HardwareDescriptor& hw, const MemoryRoof& roof, dou
       b.missing.push_back(cycles ? "sm_clock" : lat_path);
     }
   }
-  b.time_s = std::max(b.launch_s, b.first_byte_s + b.asymptotic_s);
+  if (!roof.ramp.empty()) {
+    b.ramp_s = roof.ramp_time(traffic_bytes);
+    b.provenance.push_back("memory." + level + ".ramp: the least time measured to move " +
+                           format_quantity(traffic_bytes, Dimension::bytes) + " in this mix = " +
+                           format_quantity(b.ramp_s, Dimension::seconds) + " (lower convex hull of " + roof.ramp_how + ")");
+  }
+  b.update();
   return b;
 }
+
+void TightBound::update() { time_s = std::max({launch_s, first_byte_s + asymptotic_s, ramp_s}); }
 
 std::optional<double> l2_capacity_bytes(const HardwareDescriptor& hw, SourcePreference pref) {
   const auto l2 = hw.memory.find(MemoryLevelKind::l2);
@@ -566,6 +574,7 @@ Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const Pre
     roof.level = level;
     roof.bandwidth = roof.bandwidth_max = *opt.bandwidth_override;
     roof.how = "override (what-if)";
+    roof.ramp.clear();  // the measured ramp is not the what-if machine's
     r.bandwidth_how = roof.how;
   } else {
     bw = {roof.bandwidth, roof.source};
@@ -595,6 +604,7 @@ Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const Pre
     if (link_bound) r.memory_level = "link";
     r.bandwidth_how = "local " + r.bandwidth_how + " and " + L.name + " side by side";
     roof.bandwidth_max = effective(roof.bandwidth_max > 0 ? roof.bandwidth_max : bw.value, L.bandwidth_max > 0 ? L.bandwidth_max : L.bandwidth);
+    roof.ramp.clear();  // the level's ramp was measured without a link in the path
     bw.value = effective(bw.value, L.bandwidth);
   }
 
@@ -673,7 +683,7 @@ Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const Pre
     r.tight.first_byte_from = "link latency";
     r.tight.provenance.push_back("first byte = " + format_quantity(opt.link->latency_s, Dimension::seconds) + ": least " +
                                  opt.link->name + " small-transfer time");
-    r.tight.time_s = std::max(r.tight.launch_s, r.tight.first_byte_s + r.tight.asymptotic_s);
+    r.tight.update();
   }
   if (k.intensity_one_step > 0) {  // temporally blocked kinds (stencils)
     r.temporal_blocking_threshold = temporal_blocking_threshold(r.balance_cuda_core, k.intensity_one_step);  // Eq. 14

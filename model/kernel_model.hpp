@@ -89,7 +89,11 @@ struct PredictOptions {
 };
 
 // The tight bound (ours, issue 12): fixed costs a kernel cannot avoid, each a measured minimum:
-//   T >= max(launch, first_byte(level) + max(Q/BW(level, mix), W/P))
+//   T >= max(launch, first_byte(level) + max(Q/BW(level, mix), W/P), ramp(level, mix, Q))
+// ramp(Q) = the lower convex hull of the ramp probe's least times to move X bytes in the
+// kernel's mix (memory.<level>.ramp), evaluated at Q: the line first_byte + Q/BW is fitted under
+// every size at once and at large sizes lay 5% under the probe's own times (written lines left
+// in the L2 make mid sizes cheaper per byte); the hull passes through the least time at each.
 // launch = the shortest time of an empty kernel timed the same way (events around one launch, or
 // per launch back-to-back). first_byte = the least intercept of the ramp probe's lower envelopes
 // T(X) >= first_byte + X/BW of that level's patterns, timed as validate times
@@ -103,12 +107,14 @@ struct PredictOptions {
 struct TightBound {
   bool back_to_back = false;
   double launch_s = 0, first_byte_s = 0, t_memory_s = 0, t_compute_s = 0;
+  double ramp_s = 0;       // the ramp hull at Q; 0 without memory.<level>.ramp
   double bandwidth = 0;    // bytes/s of the roof used (the mix's measured maximum)
   std::string first_byte_from;  // "ramp envelope" | "level latency" | ""
   double time_s = 0;       // the bound
   double asymptotic_s = 0; // max(Q/BW, W/P) with the tight roof
   std::vector<std::string> missing;  // descriptor fields absent, their term taken as 0
   std::vector<std::string> provenance;
+  void update();  // time_s from the terms
 };
 
 struct Prediction {

@@ -68,6 +68,54 @@ EnvelopeFit fit_lower_envelope(const std::vector<double>& x, const std::vector<d
   return f;
 }
 
+std::vector<std::pair<double, double>> lower_convex_hull(std::vector<std::pair<double, double>> p) {
+  for (const auto& [x, t] : p)
+    if (!(x > 0) || !(t > 0) || !std::isfinite(x) || !std::isfinite(t))
+      throw std::invalid_argument("lower_convex_hull: every point needs positive, finite bytes and seconds");
+  std::sort(p.begin(), p.end());
+  // One point per X: the least time.
+  std::vector<std::pair<double, double>> q;
+  for (const auto& pt : p)
+    if (q.empty() || q.back().first != pt.first) q.push_back(pt);
+  if (q.size() < 2) throw std::invalid_argument("lower_convex_hull: needs points at 2 sizes or more");
+  // Andrew's monotone chain, lower part: drop the middle of any turn that is not counter-clockwise.
+  std::vector<std::pair<double, double>> h;
+  for (const auto& pt : q) {
+    while (h.size() >= 2) {
+      const auto& a = h[h.size() - 2];
+      const auto& b = h.back();
+      const double cross = (b.first - a.first) * (pt.second - a.second) - (b.second - a.second) * (pt.first - a.first);
+      if (cross > 0) break;
+      h.pop_back();
+    }
+    h.push_back(pt);
+  }
+  return h;
+}
+
+double hull_time(const std::vector<std::pair<double, double>>& h, double x, double bandwidth_beyond) {
+  if (h.size() < 2) throw std::invalid_argument("hull_time: a hull has 2 vertices or more");
+  if (x >= h.back().first) {
+    const double extra = x - h.back().first;
+    return h.back().second + (extra > 0 && bandwidth_beyond > 0 ? extra / bandwidth_beyond : 0);
+  }
+  size_t i = 1;
+  while (i + 1 < h.size() && h[i].first < x) ++i;  // edge (i-1, i) holds x, or the first edge below h[0]
+  const auto& a = h[i - 1];
+  const auto& b = h[i];
+  return std::max(0.0, a.second + (x - a.first) * (b.second - a.second) / (b.first - a.first));
+}
+
+double MemoryRoof::ramp_time(double bytes) const {
+  double t = 0;
+  for (const auto& side : ramp) {
+    double least = std::numeric_limits<double>::infinity();
+    for (const auto& h : side.hulls) least = std::min(least, hull_time(h, bytes, bandwidth_max));
+    if (std::isfinite(least)) t += side.weight * least;
+  }
+  return t;
+}
+
 namespace {
 
 std::string share_text(double s) {
@@ -207,6 +255,39 @@ MemoryRoof memory_roof(const HardwareDescriptor& hw, MemoryLevelKind level, doub
     if (r.has_first_byte)
       r.provenance.push_back("memory." + lvl + ".first_byte = " + format_quantity(r.first_byte_s, Dimension::seconds) +
                              " (ramp envelope, the least of the level's patterns: " + which + ")");
+    // Ramp tables: the patterns at the two read shares around the kernel's (the nearest outside).
+    std::map<double, std::vector<std::pair<std::string, const RampTable*>>> tables;
+    for (const auto& [name, t] : L.ramp)
+      if (const auto sh = pattern_read_share(name); sh && t.points.size() >= 2) tables[*sh].emplace_back(name, &t);
+    if (!tables.empty()) {
+      const auto side = [&](double share, double weight) {
+        MemoryRoof::RampSide s;
+        s.weight = weight;
+        for (const auto& [name, t] : tables.at(share)) {
+          s.hulls.push_back(lower_convex_hull(t->points));
+          std::ostringstream os;
+          os << name << " (" << t->points.size() << " sizes " << format_quantity(t->points.front().first, Dimension::bytes)
+             << " .. " << format_quantity(t->points.back().first, Dimension::bytes) << ")";
+          r.ramp_how += (r.ramp_how.empty() ? "" : weight < 1 && s.hulls.size() == 1 ? " and " : " / ") + os.str();
+        }
+        return s;
+      };
+      auto hi = tables.lower_bound(r.read_share);
+      if (hi != tables.end() && hi->first == r.read_share) {
+        r.ramp.push_back(side(hi->first, 1));
+      } else if (hi == tables.begin() || hi == tables.end()) {
+        const double nearest = hi == tables.end() ? std::prev(tables.end())->first : hi->first;
+        r.ramp.push_back(side(nearest, 1));
+        r.ramp_how += " (nearest pattern)";
+      } else {
+        const auto lo = std::prev(hi);
+        const double w = (r.read_share - lo->first) / (hi->first - lo->first);
+        r.ramp.push_back(side(lo->first, 1 - w));
+        r.ramp.push_back(side(hi->first, w));
+        r.ramp_how += " at read share " + share_text(r.read_share);
+      }
+      r.provenance.push_back("memory." + lvl + ".ramp: lower convex hull of the least times, " + r.ramp_how);
+    }
   }
   return r;
 }

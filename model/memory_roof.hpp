@@ -28,6 +28,17 @@ struct EnvelopeFit {
 };
 EnvelopeFit fit_lower_envelope(const std::vector<double>& bytes, const std::vector<double>& seconds);
 
+// The lower convex hull of points (X_i, T_i) (sorted by X; the first and last points are always
+// vertices): the largest convex function on or below every point, so it passes through the least
+// times where they are convex and is tight at every measured size. Throws std::invalid_argument
+// without 2 points of positive X and T.
+std::vector<std::pair<double, double>> lower_convex_hull(std::vector<std::pair<double, double>> points);
+
+// A hull evaluated at X: linear between vertices; below the first vertex the first edge extended
+// (never below 0); past the last vertex T_last + (X - X_last) / bandwidth_beyond (the largest
+// bandwidth measured: a bound past the measured sizes).
+double hull_time(const std::vector<std::pair<double, double>>& hull, double bytes, double bandwidth_beyond);
+
 // The roof of one memory level for a kernel's streams.
 struct MemoryRoof {
   MemoryLevelKind level = MemoryLevelKind::dram;
@@ -45,6 +56,16 @@ struct MemoryRoof {
   std::string how;           // "scale (read share 1/2)", "read 1 .. triad 0.667 at 0.9998", ...
   std::string source;        // "measured" | "spec" | "mixed"
   std::vector<std::string> provenance;
+  // The level's ramp tables for this mix (memory.<level>.ramp.*): the hulls of the patterns at the
+  // neighbouring read shares, weighted like the bandwidths (the least where two patterns share
+  // one). ramp_time(Q) is the least time measured to move Q bytes in this mix; 0 without tables.
+  struct RampSide {
+    double weight = 0;
+    std::vector<std::vector<std::pair<double, double>>> hulls;  // the least of them at each X
+  };
+  std::vector<RampSide> ramp;
+  std::string ramp_how;  // "scale (10 sizes 25.2 MB .. 503 MB)"
+  double ramp_time(double bytes) const;
 };
 
 // Throws std::runtime_error naming the field when the level has neither patterns for the mix nor

@@ -203,6 +203,7 @@ KernelResult evaluate(const HardwareDescriptor& hw, const KernelModel& k, Comput
     r.tight_efficiency = tb.time_s / t.median;
     r.tight_launch_s = tb.launch_s;
     r.tight_first_byte_s = tb.first_byte_s;
+    r.tight_ramp_s = tb.ramp_s;
     r.tight_bandwidth = tb.bandwidth;
     r.tight_first_byte_from = tb.first_byte_from;
     for (const auto& m : tb.missing) r.tight_missing += (r.tight_missing.empty() ? "" : ", ") + m;
@@ -463,6 +464,7 @@ ojson to_json(const ValidationReport& r) {
     if (x.tight_bound_time_s > 0)
       e["tight_bound"] = {{"time_s", x.tight_bound_time_s}, {"efficiency", x.tight_efficiency},
                           {"launch_s", x.tight_launch_s},  {"first_byte_s", x.tight_first_byte_s},
+                          {"ramp_s", x.tight_ramp_s},
                           {"bandwidth_bytes_per_s", x.tight_bandwidth}, {"first_byte_from", x.tight_first_byte_from},
                           {"verdict", x.tight_verdict},     {"missing", x.tight_missing}};
     e["bound_note"] = x.bound_note;
@@ -662,7 +664,7 @@ std::string format_table(const ValidationReport& r) {
   }
   // The tight bound (launch + first byte + max(Q/BW, W/P), issue 12), when the results carry it.
   if (std::any_of(r.results.begin(), r.results.end(), [](const KernelResult& x) { return x.tight_bound_time_s > 0; })) {
-    o << "\nTight bound max(launch, first byte + max(Q/BW, W/P)), efficiency per side (issue 12):\n";
+    o << "\nTight bound max(launch, first byte + max(Q/BW, W/P), ramp(Q)), efficiency per side (issue 12):\n";
     std::vector<std::string> keys;
     for (const auto& x : r.results) {
       const std::string key = x.kernel + " " + unit_text(x.variant, x.implementation) + " " + x.precision;

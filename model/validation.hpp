@@ -111,6 +111,7 @@ struct KernelResult {
   // (cold) or back-to-back (warm, launches > 1); efficiency = tight bound / median.
   double tight_bound_time_s = 0, tight_efficiency = 0;
   double tight_launch_s = 0, tight_first_byte_s = 0;
+  double tight_ramp_s = 0;             // the ramp hull at Q (0: the descriptor has no ramp tables)
   double tight_bandwidth = 0;          // the tight roof (the mix's measured maximum), bytes/s
   std::string tight_first_byte_from;   // "ramp envelope" | "level latency"
   std::string tight_verdict;  // "within-bound" | "beats-bound" (a defect in the kernel or a term)

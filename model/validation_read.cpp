@@ -195,9 +195,9 @@ KernelResult Reader::result(Tok t, const std::string& w) {
                  in_.skip(v);
                  break;
                }
-               enum { time, eff, launch, first_byte, bw, from, tverdict, missing };
+               enum { time, eff, launch, first_byte, ramp, bw, from, tverdict, missing };
                static const Keys bk = {{"time_s", time},         {"efficiency", eff},
-                                       {"launch_s", launch},     {"first_byte_s", first_byte},
+                                       {"launch_s", launch},     {"first_byte_s", first_byte}, {"ramp_s", ramp},
                                        {"bandwidth_bytes_per_s", bw}, {"first_byte_from", from},
                                        {"verdict", tverdict},    {"missing", missing}};
                const std::string bw_ = w + ".tight_bound";
@@ -207,6 +207,7 @@ KernelResult Reader::result(Tok t, const std::string& w) {
                    case eff: x.tight_efficiency = num(u, bw_, "efficiency"); break;
                    case launch: x.tight_launch_s = num(u, bw_, "launch_s"); break;
                    case first_byte: x.tight_first_byte_s = num(u, bw_, "first_byte_s"); break;
+                   case ramp: x.tight_ramp_s = num(u, bw_, "ramp_s"); break;
                    case bw: x.tight_bandwidth = num(u, bw_, "bandwidth_bytes_per_s"); break;
                    case from: x.tight_first_byte_from = str(u, bw_, "first_byte_from"); break;
                    case tverdict: x.tight_verdict = str(u, bw_, "verdict"); break;

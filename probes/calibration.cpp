@@ -196,6 +196,7 @@ CalibrationResult run_calibration(const CalibrationOptions& opt, const Calibrati
         } else {
           for (const auto& fm : po.fields) merge(d, fm);
           for (const auto& ti : po.instructions) d.upsert_instruction(ti);
+          for (const auto& r : po.ramps) d.memory[r.level].ramp[r.pattern] = r.table;
           sum.fields = po.fields;
           entry["details"] = po.details;
         }

@@ -32,8 +32,16 @@ struct FieldMeasurement {
   MeasuredValue value;
 };
 
+// A whole ramp table (memory.<level>.ramp.<pattern>), not one number.
+struct RampOutput {
+  MemoryLevelKind level = MemoryLevelKind::dram;
+  std::string pattern;
+  RampTable table;
+};
+
 struct ProbeOutput {
   std::vector<FieldMeasurement> fields;
+  std::vector<RampOutput> ramps;
   std::vector<TensorInstruction> instructions;
   // Curves and sweeps behind the numbers (latency vs footprint, ILP x warps grid, ...),
   // stored next to the descriptor and read by reports. Free-form but stable per probe.

@@ -1,4 +1,4 @@
-// The tight bound of issue 12 with synthetic numbers: max(launch, first byte + max(Q/BW, W/P)),
+// The tight bound of issue 12 with synthetic numbers: max(launch, first byte + max(Q/BW, W/P), ramp(Q)),
 // the launch timed as the result was (once or back-to-back); measured minima; missing terms named
 // and taken as 0; the descriptor's fixed_costs round-trip; validate carries the bound.
 #include <doctest/doctest.h>
@@ -116,4 +116,124 @@ TEST_CASE("validate carries the tight bound of how each result was timed") {
   CHECK(back.results[1].tight_verdict == "beats-bound");
   CHECK(back.results[0].tight_bound_time_s == r.tight_bound_time_s);
   CHECK(validation::format_table(rep).find("Tight bound") != std::string::npos);
+}
+
+namespace {
+
+RampTable ramp_table(std::vector<std::pair<double, double>> pts) {
+  RampTable t;
+  t.points = std::move(pts);
+  t.probe = "memory-ramp";
+  t.date = "2026-11-25T00:00:00Z";
+  t.sm_clock_hz = 1.98e9;
+  t.note = "synthetic";
+  return t;
+}
+
+// Shaped like the H200's cold scale ramp: mid sizes cheaper per byte than large ones (written
+// lines left in the L2), so no line lies under every point and touches the largest.
+std::vector<std::pair<double, double>> scale_points() {
+  return {{25.2e6, 8.42e-6},  {35.1e6, 10.69e-6}, {49.0e6, 13.73e-6}, {68.3e6, 17.66e-6}, {95.3e6, 23.39e-6},
+          {132.9e6, 31.55e-6}, {185.4e6, 43.49e-6}, {258.6e6, 60.06e-6}, {360.8e6, 83.46e-6}, {503.3e6, 116.90e-6}};
+}
+
+}  // namespace
+
+TEST_CASE("lower convex hull: through the least times, tight at every convex point, a bound at all others") {
+  const auto pts = scale_points();
+  const auto h = lower_convex_hull(pts);
+  REQUIRE(h.size() >= 3);
+  CHECK(h.front() == pts.front());
+  CHECK(h.back() == pts.back());
+  for (const auto& [x, t] : pts) {
+    CHECK(hull_time(h, x, 4.7e12) <= t * (1 + 1e-12));  // under every point
+  }
+  // The largest size is a vertex: the bound there is the probe's own least time (the fitted line
+  // first_byte + X/BW lies 5% under it).
+  CHECK(hull_time(h, 503.3e6, 4.7e12) == doctest::Approx(116.90e-6));
+  const EnvelopeFit line = fit_lower_envelope([&] { std::vector<double> v; for (auto& p : pts) v.push_back(p.first); return v; }(),
+                                              [&] { std::vector<double> v; for (auto& p : pts) v.push_back(p.second); return v; }());
+  CHECK(line.intercept_s + 503.3e6 * line.seconds_per_byte < 0.97 * 116.90e-6);
+  for (const auto& [x, t] : pts) CHECK(hull_time(h, x, 4.7e12) >= line.intercept_s + x * line.seconds_per_byte - 1e-15);
+  // Between vertices: linear; past the last: the largest bandwidth; before the first: the first edge, never < 0.
+  CHECK(hull_time(h, 1e9, 5e12) == doctest::Approx(116.90e-6 + (1e9 - 503.3e6) / 5e12));
+  CHECK(hull_time(h, 1.0, 5e12) >= 0);
+  CHECK(hull_time(h, 20e6, 5e12) < 8.42e-6);
+  // Collinear and repeated sizes: the least time at a size, the straight line between ends.
+  const auto c = lower_convex_hull({{3, 3}, {1, 1}, {2, 2}, {2, 1.5}});
+  REQUIRE(c.size() == 3);
+  CHECK(c[1] == std::pair<double, double>{2, 1.5});
+  CHECK_THROWS_AS(lower_convex_hull({{1, 1}}), std::invalid_argument);
+  CHECK_THROWS_AS(lower_convex_hull({{1, 1}, {2, -1}}), std::invalid_argument);
+}
+
+TEST_CASE("tight bound: the ramp hull of the kernel's mix is a term; a descriptor without ramp tables keeps the line") {
+  HardwareDescriptor hw = with_fixed_costs();
+  auto& dram = hw.memory[MemoryLevelKind::dram];
+  dram.patterns["scale"] = Field{Dimension::bytes_per_second, std::nullopt,
+                                 MeasuredValue{4.27e12, 4.25e12, 4.28e12, 20, 0.01, "dram-bandwidth", "2026-11-25T00:00:00Z", 1.98e9, false, ""}};
+  dram.first_byte["scale"] = Field{Dimension::seconds, std::nullopt,
+                                   MeasuredValue{3.04e-6, 3.04e-6, 3.04e-6, 10, 0, "memory-ramp", "2026-11-25T00:00:00Z", 1.98e9, false, ""}};
+  dram.ramp_bandwidth["scale"] = Field{Dimension::bytes_per_second, std::nullopt,
+                                       MeasuredValue{4.68e12, 4.68e12, 4.68e12, 10, 0, "memory-ramp", "2026-11-25T00:00:00Z", 1.98e9, false, ""}};
+  const KernelModel k = scale_model(503.3e6 / 16);  // SCALE: read n, write n doubles
+  const MemoryRoof no_table = memory_roof(hw, MemoryLevelKind::dram, k.read_bytes, k.write_bytes);
+  const TightBound line = tight_bound(hw, no_table, k.traffic_bytes, 0, false);
+  CHECK(line.ramp_s == 0);
+  CHECK(line.time_s == doctest::Approx(3.04e-6 + 503.3e6 / 4.68e12));
+
+  dram.ramp["scale"] = ramp_table(scale_points());
+  const MemoryRoof roof = memory_roof(hw, MemoryLevelKind::dram, k.read_bytes, k.write_bytes);
+  REQUIRE(roof.ramp.size() == 1);
+  CHECK(roof.ramp_how.find("scale (10 sizes") != std::string::npos);
+  const TightBound b = tight_bound(hw, roof, k.traffic_bytes, 0, false);
+  CHECK(b.ramp_s == doctest::Approx(116.90e-6));
+  CHECK(b.time_s == doctest::Approx(116.90e-6));  // the ramp term is the largest
+  CHECK(b.time_s > 1.04 * line.time_s);
+  // Compute-bound: W/P dominates the ramp.
+  CHECK(tight_bound(hw, roof, k.traffic_bytes, 300e-6, false).time_s == doctest::Approx(3.04e-6 + 300e-6));
+  // A mix between two tables: weighted by read share like the bandwidths.
+  dram.ramp["read"] = ramp_table({{25e6, 8e-6}, {500e6, 110e-6}});
+  const MemoryRoof mixed = memory_roof(hw, MemoryLevelKind::dram, 3, 1);  // read share 3/4: halfway
+  REQUIRE(mixed.ramp.size() == 2);
+  const double at = 250e6;
+  CHECK(mixed.ramp_time(at) == doctest::Approx(0.5 * hull_time(lower_convex_hull(scale_points()), at, mixed.bandwidth_max) +
+                                               0.5 * hull_time(lower_convex_hull({{25e6, 8e-6}, {500e6, 110e-6}}), at, mixed.bandwidth_max)));
+  // What-if bandwidths leave the measured ramp out.
+  PredictOptions what_if;
+  what_if.bandwidth_override = 8e12;
+  CHECK(predict(hw, k, what_if).tight.ramp_s == 0);
+  CHECK(predict(hw, k).tight.ramp_s == doctest::Approx(116.90e-6));
+}
+
+TEST_CASE("descriptor: ramp tables load strictly and round-trip") {
+  HardwareDescriptor hw = with_fixed_costs();
+  hw.memory[MemoryLevelKind::dram].ramp["scale"] = ramp_table(scale_points());
+  const std::string text = to_yaml(hw);
+  CHECK(text.find("ramp:") != std::string::npos);
+  const HardwareDescriptor back = parse_descriptor(text, "ramp.yaml");
+  REQUIRE(back.memory.at(MemoryLevelKind::dram).ramp.count("scale"));
+  const RampTable& t = back.memory.at(MemoryLevelKind::dram).ramp.at("scale");
+  CHECK(t == hw.memory.at(MemoryLevelKind::dram).ramp.at("scale"));
+  CHECK(back == hw);
+  CHECK(to_yaml(back) == text);
+  const auto broken = [&](const std::string& from, const std::string& to) {
+    std::string s = text;
+    const auto at = s.find(from);
+    REQUIRE(at != std::string::npos);
+    s.replace(at, from.size(), to);
+    try {
+      parse_descriptor(s, "bad.yaml");
+    } catch (const DescriptorError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string first = "[\"25.2 MB\", \"8.42 us\"]";
+  REQUIRE(text.find(first) != std::string::npos);
+  CHECK(broken(first, "[\"25.2 MB\", \"8.42 GB\"]").find("points[0][1]") != std::string::npos);   // a size is not a time
+  CHECK(broken(first, "[\"600 MB\", \"8.42 us\"]").find("bytes must grow") != std::string::npos);  // out of order
+  CHECK(broken(first, "[\"25.2 MB\"]").find("expected [bytes, time]") != std::string::npos);
+  CHECK(broken("scale:\n        points:", "scales:\n        points:").find("not a stream pattern") != std::string::npos);
+  CHECK(broken("probe: \"memory-ramp\"", "prob: \"memory-ramp\"").find("unknown key") != std::string::npos);
 }
