@@ -228,6 +228,17 @@ void print_human(const View& v, std::ostream& out) {
       if (f.present()) row("first byte, " + name, f, plain(Dimension::seconds));
     for (const auto& [name, f] : l.ramp_bandwidth)
       if (f.present()) row("ramp slope, " + name, f, plain(Dimension::bytes_per_second));
+    for (const auto& [name, r] : l.ramp) {
+      if (!r.present()) continue;
+      const auto& [x0, t0] = r.points.front();
+      const auto& [x1, t1] = r.points.back();
+      t.add({"ramp, " + name,
+             std::to_string(r.points.size()) + " sizes: " + format_quantity(x0, Dimension::bytes) + " in " +
+                 format_quantity(t0, Dimension::seconds) + " .. " + format_quantity(x1, Dimension::bytes) + " in " +
+                 format_quantity(t1, Dimension::seconds),
+             "measured " + r.probe + " " + r.date +
+                 (kind == MemoryLevelKind::dram ? " (the tight bound's ramp(Q))" : " (data: the tight bound uses DRAM's)")});
+    }
     for (const auto& [name, f] : l.extra)
       if (f.present())
         row(name, f, f.dimension == Dimension::cycles ? std::function<std::string(double)>([&](double c) { return latency_text(v, c); })
@@ -327,6 +338,13 @@ json to_json(const View& v) {
     lj["ramp_bandwidth"] = json::object();
     for (const auto& [name, f] : l.ramp_bandwidth)
       if (f.present()) lj["ramp_bandwidth"][name] = field_json(f, v.pref, d);
+    lj["ramp"] = json::object();
+    for (const auto& [name, r] : l.ramp) {
+      if (!r.present()) continue;
+      json pts = json::array();
+      for (const auto& [x, t] : r.points) pts.push_back({{"bytes", x}, {"seconds", t}});
+      lj["ramp"][name] = {{"points", pts}, {"probe", r.probe}, {"date", r.date}, {"sm_clock_hz", r.sm_clock_hz}, {"note", r.note}};
+    }
     mem[std::string(to_string(kind))] = lj;
   }
   j["memory"] = mem;

@@ -91,9 +91,10 @@ struct PredictOptions {
 // The tight bound (ours, issue 12): fixed costs a kernel cannot avoid, each a measured minimum:
 //   T >= max(launch, first_byte(level) + max(Q/BW(level, mix), W/P), ramp(level, mix, Q))
 // ramp(Q) = the lower convex hull of the ramp probe's least times to move X bytes in the
-// kernel's mix (memory.<level>.ramp), evaluated at Q: the line first_byte + Q/BW is fitted under
+// kernel's mix (memory.dram.ramp), evaluated at Q: the line first_byte + Q/BW is fitted under
 // every size at once and at large sizes lay 5% under the probe's own times (written lines left
 // in the L2 make mid sizes cheaper per byte); the hull passes through the least time at each.
+// DRAM only (cold single launches); in L2 the term is 0 (memory_roof.cpp says why).
 // launch = the shortest time of an empty kernel timed the same way (events around one launch, or
 // per launch back-to-back). first_byte = the least intercept of the ramp probe's lower envelopes
 // T(X) >= first_byte + X/BW of that level's patterns, timed as validate times

@@ -56,7 +56,8 @@ struct MemoryRoof {
   std::string how;           // "scale (read share 1/2)", "read 1 .. triad 0.667 at 0.9998", ...
   std::string source;        // "measured" | "spec" | "mixed"
   std::vector<std::string> provenance;
-  // The level's ramp tables for this mix (memory.<level>.ramp.*): the hulls of the patterns at the
+  // DRAM's ramp tables for this mix (memory.dram.ramp.*; the L2's are data only: kernels beat
+  // its warm back-to-back times, see memory_roof.cpp): the hulls of the patterns at the
   // neighbouring read shares, weighted like the bandwidths (the least where two patterns share
   // one). ramp_time(Q) is the least time measured to move Q bytes in this mix; 0 without tables.
   struct RampSide {

@@ -199,6 +199,10 @@ TEST_CASE("tight bound: the ramp hull of the kernel's mix is a term; a descripto
   const double at = 250e6;
   CHECK(mixed.ramp_time(at) == doctest::Approx(0.5 * hull_time(lower_convex_hull(scale_points()), at, mixed.bandwidth_max) +
                                                0.5 * hull_time(lower_convex_hull({{25e6, 8e-6}, {500e6, 110e-6}}), at, mixed.bandwidth_max)));
+  // The L2's warm ramp is data only: kernels beat its per-launch times in back-to-back series.
+  hw.memory[MemoryLevelKind::l2].ramp["scale"] = ramp_table({{1e6, 2e-6}, {20e6, 5e-6}});
+  CHECK(memory_roof(hw, MemoryLevelKind::l2, 1, 1).ramp.empty());
+  hw.memory[MemoryLevelKind::l2].ramp.clear();
   // What-if bandwidths leave the measured ramp out.
   PredictOptions what_if;
   what_if.bandwidth_override = 8e12;
