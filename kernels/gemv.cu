@@ -24,7 +24,9 @@ constexpr int kCcUnroll = 8;  // 4 KiB of A in flight per warp
 constexpr int kTcWarps = 8;      // warps splitting the columns of one 8-row block
 constexpr int kTcLoads = 4;      // double2 per lane per step: 32 columns per warp step (x2 buffered)
 
-template <int Rows>
+// Streaming: A read with ld.global.cs (evict first; A is read once, x by every row), tried beside
+// plain loads by the tuner (the ramp's fastest DRAM read configurations use .cs at most sizes).
+template <int Rows, bool Streaming>
 __global__ void __launch_bounds__(Rows * 32) gemv_cuda_core(const double* __restrict__ A,
                                                             const double* __restrict__ x,
                                                             double* __restrict__ y, long long m,
@@ -40,7 +42,7 @@ __global__ void __launch_bounds__(Rows * 32) gemv_cuda_core(const double* __rest
   for (; j + (kCcUnroll - 1) * 32 < nv; j += kCcUnroll * 32) {
     double2 av[kCcUnroll], xx[kCcUnroll];
 #pragma unroll
-    for (int u = 0; u < kCcUnroll; ++u) av[u] = a[j + u * 32];
+    for (int u = 0; u < kCcUnroll; ++u) av[u] = load_stream<Streaming>(a + j + u * 32);
 #pragma unroll
     for (int u = 0; u < kCcUnroll; ++u) xx[u] = __ldg(&xv[j + u * 32]);
 #pragma unroll
@@ -53,7 +55,7 @@ __global__ void __launch_bounds__(Rows * 32) gemv_cuda_core(const double* __rest
 #pragma unroll
     for (int u = 0; u < kCcUnroll; ++u) {
       const bool in = j + u * 32 < nv;
-      av[u] = in ? a[j + u * 32] : make_double2(0.0, 0.0);
+      av[u] = in ? load_stream<Streaming>(a + j + u * 32) : make_double2(0.0, 0.0);
       xx[u] = in ? __ldg(&xv[j + u * 32]) : make_double2(0.0, 0.0);
     }
     // Only the columns that exist: no FMA on padding, so the executed FMAs are exactly m n
@@ -173,22 +175,36 @@ class GemvInstance final : public KernelInstance {
   }
 
  private:
-  void launch_cuda_core(int rows, cudaStream_t s) {
+  // config = rows per block (2, 4, 8) + 16 when A is read with streaming loads.
+  void launch_cuda_core(int config, cudaStream_t s) {
+    const int rows = config & 15;
     const auto grid = static_cast<unsigned>((m_ + rows - 1) / rows);
+    const bool streaming = config & 16;
     switch (rows) {
-      case 2: gemv_cuda_core<2><<<grid, 64, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_); break;
-      case 4: gemv_cuda_core<4><<<grid, 128, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_); break;
-      default: gemv_cuda_core<8><<<grid, 256, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_); break;
+      case 2:
+        if (streaming) gemv_cuda_core<2, true><<<grid, 64, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
+        else gemv_cuda_core<2, false><<<grid, 64, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
+        break;
+      case 4:
+        if (streaming) gemv_cuda_core<4, true><<<grid, 128, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
+        else gemv_cuda_core<4, false><<<grid, 128, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
+        break;
+      default:
+        if (streaming) gemv_cuda_core<8, true><<<grid, 256, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
+        else gemv_cuda_core<8, false><<<grid, 256, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
+        break;
     }
   }
-  // Times each block shape once (median of 5, in the L2 state validate will time it in) and keeps
-  // the fastest: the CUDA-core side gets its best launch, as the probes search theirs.
+  // Times each block shape (and, out of L2, each load kind) once (median of 5, in the L2 state
+  // validate will time it in) and keeps the fastest: the CUDA-core side gets its best launch, as
+  // the probes search theirs.
   void tune_cuda_core() {
-    cc_rows_ = pick_fastest({2, 4, 8}, [this](int rows, cudaStream_t s) { launch_cuda_core(rows, s); }, cold_);
+    const std::vector<int> configs = cold_ ? std::vector<int>{2, 4, 8, 18, 20, 24} : std::vector<int>{2, 4, 8};
+    cc_rows_ = pick_fastest(configs, [this](int config, cudaStream_t s) { launch_cuda_core(config, s); }, cold_);
   }
 
   static constexpr std::uint64_t kXSalt = 0xC0FFEEull;
-  int cc_rows_ = 0;  // CUDA-core rows per block, 0 until tuned
+  int cc_rows_ = 0;  // CUDA-core launch configuration (rows per block, +16 streaming loads), 0 until tuned
   long long m_, n_;
   ComputeUnit unit_;
   bool cold_ = false;  // out of L2: tuned with the L2 evicted, as validate times it
@@ -203,7 +219,8 @@ KernelVariant gemv_variant(ComputeUnit unit) {
   v.precision = Precision::fp64;
   const bool tc = unit == ComputeUnit::tensor_core;
   v.description = tc ? "8 rows per block, FP64 mma.m8n8k4 with x as every column of B, 8 warps split the columns, loads double-buffered"
-                     : "one warp per row, 16-byte loads, 8 in flight, shuffle reduction, 2/4/8 rows per block tuned per size";
+                     : "one warp per row, 16-byte loads, 8 in flight, shuffle reduction, 2/4/8 rows per block and (out of L2) "
+                       "plain or streaming loads of A tuned per size";
   v.tensor_core_fraction = tc ? 1.0 / 8.0 : 1.0;  // one useful column of the 8 in D
   // Square, multiples of 64 (8-row blocks, 32-column steps).
   v.round = [](KernelParams params) {
