@@ -70,6 +70,8 @@ struct LaunchConfig {
   int flavor = 0;
   // L2 kernel: 0 = each block re-reads its own slice, 1 = every block strides over the whole
   // buffer (lines shared by all SMs), 2 = many short blocks, one contiguous chunk each.
+  // Stream kernels: 0 = a thread's accesses blockDim apart, 1 = each warp's accesses side by side
+  // (unroll 2-8, flavors 2-3; the warm ramp's extra candidates).
   // L2 flavors: 0 = ld.cg, 1 = ld.nc.L1::no_allocate.
   int layout = 0;
   std::string str() const;     // stream kernels

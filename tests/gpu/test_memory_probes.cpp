@@ -108,6 +108,26 @@ TEST_CASE("stream patterns verify and report a positive bandwidth") {
   }
 }
 
+TEST_CASE("warm ramp: warp-contiguous stream kernels verify at odd sizes (each one chosen alone)") {
+  std::vector<mem::LaunchConfig> warp;
+  for (const auto& c : mem::ramp_candidates(mem::RampTiming::warm, false))
+    if (c.layout == 1) warp.push_back(c);
+  REQUIRE(warp.size() >= 6);
+  CHECK(warp.front().str().find("warp-contiguous") != std::string::npos);
+  for (const auto& c : mem::ramp_candidates(mem::RampTiming::cold, false)) CHECK(c.layout == 0);
+  for (auto p : {mem::StreamPattern::read, mem::StreamPattern::write, mem::StreamPattern::scale}) {
+    CAPTURE(mem::to_string(p));
+    for (const auto& c : warp) {
+      CAPTURE(c.str());
+      // Odd counts: the last trip of a block is partial. stream_ramp checks the chosen (only) one.
+      const auto pts = mem::stream_ramp(p, {1000003, 65537}, mem::RampTiming::warm, {c}, 2);
+      REQUIRE(pts.size() == 2);
+      CHECK(pts[0].config.str() == c.str());
+      CHECK(pts[0].min_s > 0);
+    }
+  }
+}
+
 TEST_CASE("L2, L1 and shared bandwidth kernels verify their checksums") {
   gpu::TimingOptions opt;
   opt.warmup = 1;
