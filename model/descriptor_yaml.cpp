@@ -219,6 +219,21 @@ struct DescriptorReader {
     }
   }
 
+  // A measurement's provenance: probe and date required (ISO 8601), sm_clock and note optional.
+  void provenance(const std::map<std::string, Entry>& s, const YAML::Mark& where, const std::string& p,
+                  std::string& probe, std::string& date, double& sm_clock_hz, std::string& note) const {
+    probe = L.nonempty(L.require(s, "probe", where, p), p + ".probe");
+    const Entry& d = L.require(s, "date", where, p);
+    date = L.nonempty(d, p + ".date");
+    if (const std::string why = iso_date_problem(date); !why.empty())
+      L.fail(Loader::value_mark(d), p + ".date", why + ", got '" + date + "'");
+    if (auto v = s.find("sm_clock"); v != s.end()) {
+      std::optional<Dimension> hz = Dimension::hertz;
+      sm_clock_hz = L.quantity(v->second, p + ".sm_clock", hz, true, FieldKind::clock);
+    }
+    if (auto v = s.find("note"); v != s.end()) note = L.scalar(v->second, p + ".note");
+  }
+
   // `dim` empty: the dimension comes from the text (memory.<level>.extra.*).
   Field field(const Entry& e, const std::string& path, std::optional<Dimension> dim,
               std::optional<FieldKind> kind) const {
@@ -251,17 +266,8 @@ struct DescriptorReader {
         std::optional<Dimension> bare = Dimension::dimensionless;
         mv.cv = L.quantity(v->second, p + ".cv", bare, false, FieldKind::cv);
       }
-      mv.probe = L.nonempty(L.require(s, "probe", where, p), p + ".probe");
-      const Entry& date = L.require(s, "date", where, p);
-      mv.date = L.nonempty(date, p + ".date");
-      if (const std::string why = iso_date_problem(mv.date); !why.empty())
-        L.fail(Loader::value_mark(date), p + ".date", why + ", got '" + mv.date + "'");
-      if (auto v = s.find("sm_clock"); v != s.end()) {
-        std::optional<Dimension> hz = Dimension::hertz;
-        mv.sm_clock_hz = L.quantity(v->second, p + ".sm_clock", hz, true, FieldKind::clock);
-      }
+      provenance(s, where, p, mv.probe, mv.date, mv.sm_clock_hz, mv.note);
       if (auto v = s.find("flagged"); v != s.end()) mv.flagged = L.boolean(v->second, p + ".flagged");
-      if (auto v = s.find("note"); v != s.end()) mv.note = L.scalar(v->second, p + ".note");
       f.measured = mv;
     }
     f.dimension = dim.value_or(Dimension::dimensionless);
@@ -309,16 +315,7 @@ struct DescriptorReader {
           L.fail(pt.Mark(), pp, "bytes must grow from one point to the next");
         t.points.emplace_back(x, y);
       }
-      t.probe = L.nonempty(L.require(m, "probe", sub.key.Mark(), p), p + ".probe");
-      const Entry& date = L.require(m, "date", sub.key.Mark(), p);
-      t.date = L.nonempty(date, p + ".date");
-      if (const std::string why = iso_date_problem(t.date); !why.empty())
-        L.fail(Loader::value_mark(date), p + ".date", why + ", got '" + t.date + "'");
-      if (auto v = m.find("sm_clock"); v != m.end()) {
-        std::optional<Dimension> hz = Dimension::hertz;
-        t.sm_clock_hz = L.quantity(v->second, p + ".sm_clock", hz, true, FieldKind::clock);
-      }
-      if (auto v = m.find("note"); v != m.end()) t.note = L.scalar(v->second, p + ".note");
+      provenance(m, sub.key.Mark(), p, t.probe, t.date, t.sm_clock_hz, t.note);
       out.emplace(k, std::move(t));
     }
     return out;
