@@ -12,6 +12,7 @@
 
 #include "detail.hpp"
 #include "model/kernel_kind.hpp"
+#include "model/memory_roof.hpp"
 #include "model/roofline.hpp"
 
 namespace ceiling::reports::detail {
@@ -977,6 +978,96 @@ PlotSpec latency_plot(const GpuInput& g, std::vector<std::string>* warnings) {
   return p;
 }
 
+// The DRAM ramp (memory.dram.ramp): per pattern the probe's least time to move X bytes as an
+// effective bandwidth X/T, the lower convex hull through them (the tight bound's ramp(Q)) and the
+// single envelope line first_byte + X/BW the bound used before, so the reader sees where they part.
+PlotSpec ramp_plot(const GpuInput& g) {
+  PlotSpec p;
+  p.name = "ramp-" + g.hw.id;
+  p.gpu_id = g.hw.id;
+  p.title = "DRAM ramp (cold, one launch): effective bandwidth X/T vs bytes moved: " + g.hw.identity.name + " (" +
+            g.hw.id + ")";
+  p.width = 1000;
+  p.height = 600;
+  const auto lvl = g.hw.memory.find(MemoryLevelKind::dram);
+  if (lvl == g.hw.memory.end() || std::none_of(lvl->second.ramp.begin(), lvl->second.ramp.end(),
+                                               [](const auto& kv) { return kv.second.points.size() >= 2; })) {
+    p.missing_reason = "not measured (no memory.dram.ramp tables: calibrate with the memory-ramp probe)";
+    return p;
+  }
+  const MemoryLevel& L = lvl->second;
+  std::ostringstream db, csv;
+  json data;
+  data["gpu"] = g.hw.id;
+  csv << "pattern,kind,bytes,seconds,bytes_per_s\n";
+  std::string plots = "plot ";
+  double xmin = 1e300, xmax = 0, ymax = 0;
+  int n = 0;
+  for (const auto& [pattern, t] : L.ramp) {
+    if (t.points.size() < 2) continue;
+    const std::string color = kPalette[n % kPaletteSize];
+    std::vector<std::pair<double, double>> pts, hull_bw, line_bw;
+    for (const auto& [x, y] : t.points) {
+      if (!(x > 0) || !(y > 0)) continue;
+      pts.push_back({x, x / y});
+      csv << csv_field(pattern) << ",point," << exact(x) << "," << exact(y) << "," << exact(x / y) << "\n";
+      data["points"].push_back({{"pattern", pattern}, {"bytes", x}, {"seconds", y}});
+      xmin = std::min(xmin, x), xmax = std::max(xmax, x), ymax = std::max(ymax, x / y);
+    }
+    const auto hull = lower_convex_hull(t.points);
+    // The hull between its vertices, sampled finely enough to show its corners on a log axis.
+    for (std::size_t i = 0; i + 1 < hull.size(); ++i)
+      for (int k = 0; k < 8; ++k) {
+        const double x = hull[i].first * std::pow(hull[i + 1].first / hull[i].first, k / 8.0);
+        hull_bw.push_back({x, x / hull_time(hull, x, 0)});
+      }
+    hull_bw.push_back({hull.back().first, hull.back().first / hull.back().second});
+    for (const auto& [x, y] : hull) {
+      csv << csv_field(pattern) << ",hull_vertex," << exact(x) << "," << exact(y) << "," << exact(x / y) << "\n";
+      data["hull"].push_back({{"pattern", pattern}, {"bytes", x}, {"seconds", y}});
+    }
+    const std::string pn = "p" + std::to_string(n), hn = "h" + std::to_string(n);
+    db << block(pn, pts) << block(hn, hull_bw);
+    plots += (n ? ", \\\n     " : "") + std::string("$") + pn + " with points pt 7 ps 1.0 lc rgb '" + color +
+             "' title " + gp_string(pattern + ": least time at each size") + ", \\\n     $" + hn +
+             " with lines lw 2 lc rgb '" + color + "' title " + gp_string(pattern + ": lower convex hull (the bound)");
+    const auto fb = L.first_byte.find(pattern);
+    const auto bw = L.ramp_bandwidth.find(pattern);
+    const std::optional<double> a = fb == L.first_byte.end() ? std::nullopt : fb->second.value();
+    const std::optional<double> b = bw == L.ramp_bandwidth.end() ? std::nullopt : bw->second.value();
+    if (a && b && *b > 0) {
+      for (const auto& [x, y] : hull_bw) line_bw.push_back({x, x / (*a + x / *b)});
+      const std::string ln = "l" + std::to_string(n);
+      db << block(ln, line_bw);
+      plots += ", \\\n     $" + ln + " with lines lw 1.5 dt 2 lc rgb '" + color + "' title " +
+               gp_string(pattern + ": line first byte + X/BW");
+      data["lines"].push_back({{"pattern", pattern}, {"first_byte_s", *a}, {"bytes_per_s", *b}});
+    }
+    ++n;
+  }
+  std::ostringstream head;
+  head << "  set title " << gp_string(p.title) << "\n"
+       << "  set logscale x 2\n"
+       << "  set xrange [" << exact(pow2_floor(xmin)) << ":" << exact(pow2_ceil(xmax * 1.01)) << "]\n"
+       << "  set yrange [0:" << exact(ymax * 1.15) << "]\n"
+       << "  set format x '%.0b %BB'\n"
+       << "  set format y '%.2s %cB/s'\n"
+       << "  set xlabel 'bytes moved (X)'\n"
+       << "  set ylabel 'X / least time'\n"
+       << "  set grid lc rgb '#dddddd'\n"
+       << "  set key bottom right box opaque font ',9'\n";
+  p.datablocks = db.str();
+  p.body = head.str() + "  " + plots + "\n";
+  p.csv = csv.str();
+  p.data = data;
+  p.caption = "Each point is the least time the memory-ramp probe measured to move X bytes from DRAM (L2 evicted, "
+              "events around one launch), shown as X/T. Solid: the lower convex hull of the times, the tight bound's "
+              "ramp(Q) for a kernel of that read:write mix; dashed: the single line first byte + X/BW, which lies "
+              "under the points where the time per byte grows with X (written lines left in the L2 make mid sizes "
+              "cheaper).";
+  return p;
+}
+
 PlotSpec mma_plot(const GpuInput& g, const std::string& probe, std::vector<std::string>* warnings) {
   PlotSpec p;
   p.name = probe + "-" + g.hw.id;
@@ -1234,6 +1325,10 @@ std::vector<PlotSpec> build_plots(const ReportInput& in, std::vector<std::string
     }
   }
   for (const auto& g : in.gpus) out.push_back(latency_plot(g, warnings));
+  for (const auto& g : in.gpus) {
+    PlotSpec r = ramp_plot(g);
+    if (r.missing_reason.empty()) out.push_back(std::move(r));  // older descriptors: no news
+  }
   for (const auto& g : in.gpus) {
     out.push_back(mma_plot(g, "mma", warnings));
     // wgmma only when measured: Hopper-only, and its absence elsewhere is not news.

@@ -279,6 +279,7 @@ Document build_document(const ReportInput& in, const std::vector<detail::Table>&
   {
     Section s{"memory", "Memory: latency and throughput per level", {}};
     plots_named(s, "latency-");
+    plots_named(s, "ramp-");
     table_with_id(s, "table-latency");
     table_with_id(s, "table-throughput");
     d.sections.push_back(std::move(s));

@@ -18,6 +18,7 @@
 #include "scratch.hpp"
 #include "model/descriptor.hpp"
 #include "model/kernel_model.hpp"
+#include "model/memory_roof.hpp"
 #include "model/validation.hpp"
 #include "reports/detail.hpp"
 #include "reports/document.hpp"
@@ -768,4 +769,30 @@ TEST_CASE("the per-input stencil plot (Figure 8 style): one group per shape and 
     ++checked;
   }
   CHECK(checked == 20);
+}
+
+TEST_CASE("the DRAM ramp plot: points, their hull (the tight bound's ramp term) and the envelope line per pattern") {
+  const fs::path root = fs::path(CEILING_TEST_DATA_DIR).parent_path().parent_path();
+  ReportInput in = load_report_input({root / "hardware" / "h200.yaml", kData / "spec-only.yaml"}, {});
+  std::vector<std::string> warnings;
+  const auto plots = ceiling::reports::detail::build_plots(in, &warnings);
+  const auto it = std::find_if(plots.begin(), plots.end(), [](const auto& p) { return p.name == "ramp-h200"; });
+  REQUIRE(it != plots.end());
+  CHECK(it->missing_reason.empty());
+  // A descriptor without ramp tables gets no ramp plot (nothing to say).
+  CHECK(std::none_of(plots.begin(), plots.end(), [](const auto& p) { return p.name == "ramp-spec-only"; }));
+  const auto& dram = in.gpus[0].hw.memory.at(ceiling::MemoryLevelKind::dram);
+  std::size_t points = 0;
+  for (const auto& [pattern, t] : dram.ramp) {
+    points += t.points.size();
+    // The largest size is a hull vertex: the plot's last hull point is the probe's own time there.
+    const auto hull = ceiling::lower_convex_hull(t.points);
+    CHECK(hull.back() == t.points.back());
+    CHECK(it->body.find(pattern + ": lower convex hull (the bound)") != std::string::npos);
+  }
+  REQUIRE(points > 0);
+  CHECK(it->data["points"].size() == points);
+  CHECK(it->data["lines"].size() == dram.ramp.size());  // every pattern has its envelope line too
+  CHECK(it->csv.rfind("pattern,kind,bytes,seconds,bytes_per_s\n", 0) == 0);
+  CHECK(it->csv.find(",hull_vertex,") != std::string::npos);
 }
