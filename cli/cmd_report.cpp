@@ -113,6 +113,26 @@ int run_report(const ReportOptions& opt) {
     // Shipped results of GPUs not in this report are not this report's business.
     std::erase_if(in.results, [](const reports::ResultsInput& r) { return r.gpu_id.empty(); });
   }
+  // The papers' numeric figures (Sun et al. Tables 12-15, in the shipped A100 descriptor) beside
+  // the GPUs of this report, when that descriptor is not one of them.
+  for (const auto& p : shipped_descriptors()) {
+    if (std::any_of(in.gpus.begin(), in.gpus.end(), [&](const reports::GpuInput& g) {
+          std::error_code ec;
+          return fs::equivalent(g.descriptor_path, p, ec);
+        }))
+      continue;
+    try {
+      reports::GpuInput g;
+      g.descriptor_path = p;
+      g.hw = load_descriptor(p);
+      if (g.hw.id.empty()) g.hw.id = p.stem().string();
+      const bool papers = std::any_of(g.hw.tensor_instructions.begin(), g.hw.tensor_instructions.end(),
+                                      [](const TensorInstruction& t) { return t.numerics && !t.numerics->reference.empty(); });
+      if (papers) in.references.push_back(std::move(g));
+    } catch (const std::exception& e) {
+      spdlog::warn("report: shipped descriptor {} not read for its papers' figures: {}", p.string(), e.what());
+    }
+  }
   in.command_line = command_line(opt);
   spdlog::info("report: {} descriptor(s), {} results file(s), {} profile(s) -> {}", in.gpus.size(), in.results.size(),
                in.profiles.size(), opt.out);

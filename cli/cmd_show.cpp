@@ -161,6 +161,37 @@ struct Table {
   }
 };
 
+// What mma-numerics found (or a paper's figures): one verdict line per instruction, then the
+// paper's Tables 12-15 layout (mean |D - CPU FP32 result|; "vs D type": that result in D's type).
+void print_numerics(std::ostream& out, const HardwareDescriptor& d) {
+  bool any = false;
+  for (const auto& ti : d.tensor_instructions) any = any || ti.numerics.has_value();
+  if (!any) return;
+  out << "\nNumeric behaviour of the tensor instructions (Sun et al. §8; docs/FORMATS.md \"numerics\")\n";
+  Table e;
+  e.add({"instruction", "experiment", "init low", "init fp32", "vs D type: low", "vs D type: fp32"});
+  auto num = [](const std::map<std::string, std::map<std::string, double>>& t, const std::string& exp, const char* init) {
+    auto i = t.find(exp);
+    if (i == t.end()) return std::string("-");
+    auto j = i->second.find(init);
+    return j == i->second.end() ? std::string("-") : fmt::format("{:.3g}", j->second);
+  };
+  for (const auto& ti : d.tensor_instructions) {
+    if (!ti.numerics) continue;
+    const NumericBehaviour& nb = *ti.numerics;
+    const std::string src = nb.reference.empty() ? nb.probe + " " + nb.date : nb.reference;
+    out << "  " << ti.key() << ": " << (nb.summary.empty() ? "(no summary)" : nb.summary) << " [" << src << "]\n";
+    if (!nb.note.empty()) out << "    note: " << nb.note << "\n";
+    for (const char* exp : {"multiplication", "inner_product", "accumulation"})
+      if (nb.errors.count(exp) || nb.errors_out.count(exp))
+        e.add({ti.key(), exp, num(nb.errors, exp, "init_low"), num(nb.errors, exp, "init_fp32"),
+               num(nb.errors_out, exp, "init_low"), num(nb.errors_out, exp, "init_fp32")});
+  }
+  out << "  Mean absolute error against the CPU's FP32 result (Tables 12-15):\n";
+  e.print(out, "  ");
+}
+
+
 void print_human(const View& v, std::ostream& out) {
   const HardwareDescriptor& d = v.d;
   const Identity& id = d.identity;
@@ -288,6 +319,7 @@ void print_human(const View& v, std::ostream& out) {
       t.add({ti.key(), ti.sass.empty() ? "-" : ti.sass, lat, thr, fma, best, src});
     }
     t.print(out, "  ");
+    print_numerics(out, d);
   }
 
   if (!d.references.empty()) {
@@ -379,6 +411,15 @@ json to_json(const View& v) {
            {"fma_per_clock_per_sm", field_json(ti.fma_per_clock_per_sm, v.pref, d)}};
     t["best_warps"] = ti.best_warps ? json(*ti.best_warps) : json(nullptr);
     t["best_ilp"] = ti.best_ilp ? json(*ti.best_ilp) : json(nullptr);
+    if (ti.numerics) {
+      const NumericBehaviour& nb = *ti.numerics;
+      t["numerics"] = {{"verdicts", nb.verdicts}, {"summary", nb.summary}, {"errors", nb.errors},
+                       {"errors_out", nb.errors_out}, {"cases", nb.cases}, {"models", nb.models},
+                       {"samples", nb.samples}, {"probe", nb.probe}, {"date", nb.date},
+                       {"ref", nb.reference}, {"note", nb.note}};
+    } else {
+      t["numerics"] = nullptr;
+    }
     tis.push_back(t);
   }
   j["tensor_instructions"] = tis;

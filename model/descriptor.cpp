@@ -319,11 +319,26 @@ void HardwareDescriptor::upsert_instruction(const TensorInstruction& ti) {
   const std::string k = ti.key();
   for (auto& existing : tensor_instructions)
     if (existing.key() == k) {
+      auto kept = std::move(existing.numerics);
       existing = ti;
+      if (!existing.numerics) existing.numerics = std::move(kept);
       return;
     }
   tensor_instructions.push_back(ti);
 }
+
+void HardwareDescriptor::upsert_numerics(const TensorInstruction& ti) {
+  const std::string k = ti.key();
+  for (auto& existing : tensor_instructions)
+    if (existing.key() == k) {
+      existing.numerics = ti.numerics;
+      return;
+    }
+  tensor_instructions.push_back(ti);
+}
+
+const std::vector<std::string> kNumericVerdictKeys{"products", "block", "extra_bits", "rounding", "intermediate",
+                                                   "c_added", "subnormal_ab", "subnormal_c", "subnormal_d", "integer"};
 
 bool operator==(const SpecValue& a, const SpecValue& b) {
   return a.value == b.value && a.reference == b.reference;
@@ -353,7 +368,7 @@ bool operator==(const TensorInstruction& a, const TensorInstruction& b) {
   return std::tie(a.api, a.shape, a.input, a.input_detail, a.accumulate, a.sparse, a.operand_a, a.sass) ==
              std::tie(b.api, b.shape, b.input, b.input_detail, b.accumulate, b.sparse, b.operand_a, b.sass) &&
          a.latency == b.latency && a.throughput == b.throughput && a.fma_per_clock_per_sm == b.fma_per_clock_per_sm &&
-         a.best_warps == b.best_warps && a.best_ilp == b.best_ilp;
+         a.best_warps == b.best_warps && a.best_ilp == b.best_ilp && a.numerics == b.numerics;
 }
 
 bool operator==(const Identity& a, const Identity& b) {

@@ -112,6 +112,26 @@ struct FixedCosts {
   Field launch_back_to_back{Dimension::seconds};
 };
 
+// What a numeric probe found about one instruction's arithmetic (issue 13; Sun et al. §8), or a
+// paper's figures for it (then `reference` names the paper and probe/date stay empty).
+struct NumericBehaviour {
+  // Keys: products, block, extra_bits, rounding, intermediate, c_added, subnormal_ab,
+  // subnormal_c, subnormal_d, integer (kNumericVerdictKeys). Values are short texts.
+  std::map<std::string, std::string> verdicts;
+  std::string summary;
+  // Tables 12-15: experiment (multiplication, inner_product, accumulation) -> init (init_low,
+  // init_fp32) -> mean absolute error against the CPU's FP32 result; errors_out: against that
+  // result rounded to D's type (Table 14, FP16 D).
+  std::map<std::string, std::map<std::string, double>> errors;
+  std::map<std::string, std::map<std::string, double>> errors_out;
+  int cases = 0;    // constructed cases behind the verdicts
+  int models = 0;   // models of the family that reproduce all of them
+  int samples = 0;  // draws per error-table cell
+  std::string probe, date, reference, note;
+  bool operator==(const NumericBehaviour&) const = default;
+};
+extern const std::vector<std::string> kNumericVerdictKeys;
+
 struct TensorInstruction {
   std::string api;          // "mma" | "wgmma"
   std::string shape;        // "m8n8k4", "m64n256k16"
@@ -126,6 +146,7 @@ struct TensorInstruction {
   Field fma_per_clock_per_sm{Dimension::dimensionless}; // saturated, per SM
   std::optional<int> best_warps;  // smallest (warps per SM, ILP) reaching 95% of saturation
   std::optional<int> best_ilp;
+  std::optional<NumericBehaviour> numerics;
   // "mma.m8n8k4.fp64.fp64", "wgmma.m64n256k16.fp16.fp32.ss", "+.sp"; input_detail joins the input
   // type with '_': "wgmma.m64n256k32.fp8_e4m3.fp32.ss".
   std::string key() const;
@@ -174,7 +195,10 @@ struct HardwareDescriptor {
   // Store a measurement (replacing any earlier one); keeps the spec value.
   void set_measured(std::string_view path, const MeasuredValue& m);
   // Insert or replace a tensor instruction with the same key().
+  // Replaces the entry with ti's key (keeping its numerics when ti has none) or appends ti.
   void upsert_instruction(const TensorInstruction& ti);
+  // Sets the numerics of the entry with ti's key, or appends ti (an entry with numerics only).
+  void upsert_numerics(const TensorInstruction& ti);
 };
 
 // Any problem in a descriptor file: message is "file:line:column: key: cause".

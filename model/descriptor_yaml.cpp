@@ -355,7 +355,7 @@ struct DescriptorReader {
   TensorInstruction instruction(const YAML::Node& node, const YAML::Mark& where, const std::string& path) const {
     auto m = L.mapping(node, where, path,
                        {"api", "shape", "input", "input_detail", "accumulate", "sparse", "operand_a", "sass", "latency",
-                        "throughput", "fma_per_clock_per_sm", "best_warps", "best_ilp"});
+                        "throughput", "fma_per_clock_per_sm", "best_warps", "best_ilp", "numerics"});
     const YAML::Mark at = node.Mark();
     TensorInstruction ti;
     const Entry& api = L.require(m, "api", at, path);
@@ -395,7 +395,66 @@ struct DescriptorReader {
       ti.fma_per_clock_per_sm = field(it->second, path + ".fma_per_clock_per_sm", Dimension::dimensionless, FieldKind::per_clock_count);
     if (auto it = m.find("best_warps"); it != m.end()) ti.best_warps = L.integer(it->second, path + ".best_warps", kWarpsPerSm);
     if (auto it = m.find("best_ilp"); it != m.end()) ti.best_ilp = L.integer(it->second, path + ".best_ilp", kIlp);
+    if (auto it = m.find("numerics"); it != m.end()) ti.numerics = numerics(it->second, path + ".numerics");
     return ti;
+  }
+
+  // A mean error: a plain non-negative finite number ("1.29e-03", "0").
+  double error_number(const Entry& e, const std::string& path) const {
+    const std::string s = L.scalar(e, path);
+    double v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || p != s.data() + s.size() || !std::isfinite(v))
+      L.fail(Loader::value_mark(e), path, "'" + s + "' is not a number");
+    if (v < 0) L.fail(Loader::value_mark(e), path, "an error is not negative, got " + s);
+    return v;
+  }
+
+  std::map<std::string, std::map<std::string, double>> error_table(const Entry& e, const std::string& path) const {
+    std::map<std::string, std::map<std::string, double>> out;
+    for (const auto& [k, sub] : L.mapping(e.value, e.key.Mark(), path, {"multiplication", "inner_product", "accumulation"})) {
+      const std::string p = path + "." + k;
+      auto m = L.mapping(sub.value, sub.key.Mark(), p, {"init_low", "init_fp32"});
+      if (m.empty()) L.fail(sub.key.Mark(), p, "needs init_low or init_fp32");
+      for (const auto& [init, v] : m) out[k][init] = error_number(v, p + "." + init);
+    }
+    return out;
+  }
+
+  // tensor_instructions[i].numerics: verdicts, errors, provenance (probe + date, or ref).
+  NumericBehaviour numerics(const Entry& e, const std::string& path) const {
+    auto m = L.mapping(e.value, e.key.Mark(), path,
+                       {"verdicts", "summary", "errors", "errors_out", "cases", "models", "samples", "probe", "date", "ref", "note"});
+    NumericBehaviour nb;
+    const YAML::Mark at = e.key.Mark();
+    if (auto it = m.find("verdicts"); it != m.end()) {
+      for (const auto& [k, v] : L.mapping(it->second.value, it->second.key.Mark(), path + ".verdicts", {})) {
+        if (std::find(kNumericVerdictKeys.begin(), kNumericVerdictKeys.end(), k) == kNumericVerdictKeys.end()) {
+          std::string keys;
+          for (const auto& x : kNumericVerdictKeys) keys += (keys.empty() ? "" : ", ") + x;
+          L.fail(v.key.Mark(), path + ".verdicts." + k, "unknown verdict (allowed: " + keys + ")");
+        }
+        nb.verdicts[k] = L.nonempty(v, path + ".verdicts." + k);
+      }
+    }
+    if (auto it = m.find("summary"); it != m.end()) nb.summary = L.nonempty(it->second, path + ".summary");
+    if (auto it = m.find("errors"); it != m.end()) nb.errors = error_table(it->second, path + ".errors");
+    if (auto it = m.find("errors_out"); it != m.end()) nb.errors_out = error_table(it->second, path + ".errors_out");
+    constexpr IntRange kCount{0, 100000000, "a count"};
+    if (auto it = m.find("cases"); it != m.end()) nb.cases = L.integer(it->second, path + ".cases", kCount);
+    if (auto it = m.find("models"); it != m.end()) nb.models = L.integer(it->second, path + ".models", kCount);
+    if (auto it = m.find("samples"); it != m.end()) nb.samples = L.integer(it->second, path + ".samples", kCount);
+    if (nb.verdicts.empty() && nb.errors.empty()) L.fail(at, path, "needs verdicts or errors");
+    if (auto it = m.find("ref"); it != m.end()) {
+      if (m.count("probe") || m.count("date")) L.fail(it->second.key.Mark(), path + ".ref", "a paper's figures (ref) or a measurement (probe, date), not both");
+      nb.reference = L.nonempty(it->second, path + ".ref");
+      check_reference(it->second, path + ".ref", nb.reference);
+      if (auto n = m.find("note"); n != m.end()) nb.note = L.scalar(n->second, path + ".note");
+    } else {
+      double clock = 0;
+      provenance(m, at, path, nb.probe, nb.date, clock, nb.note);
+    }
+    return nb;
   }
 };
 
@@ -653,6 +712,48 @@ void emit_ramps(YAML::Emitter& out, const std::map<std::string, RampTable>& ramp
   out << YAML::EndMap;
 }
 
+// Shortest text that reads back to the same double.
+std::string shortest(double v) {
+  char buf[64];
+  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, p);
+}
+
+void emit_errors(YAML::Emitter& out, const char* key, const std::map<std::string, std::map<std::string, double>>& t) {
+  if (t.empty()) return;
+  out << YAML::Key << key << YAML::Value << YAML::BeginMap;
+  for (const auto& [exp, inits] : t) {
+    out << YAML::Key << exp << YAML::Value << YAML::Flow << YAML::BeginMap;
+    for (const auto& [init, v] : inits) out << YAML::Key << init << YAML::Value << shortest(v);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+}
+
+void emit_numerics(YAML::Emitter& out, const NumericBehaviour& nb) {
+  out << YAML::Key << "numerics" << YAML::Value << YAML::BeginMap;
+  if (!nb.verdicts.empty()) {
+    out << YAML::Key << "verdicts" << YAML::Value << YAML::BeginMap;
+    for (const auto& k : kNumericVerdictKeys)  // a fixed order
+      if (auto it = nb.verdicts.find(k); it != nb.verdicts.end()) emit_text(out, k.c_str(), it->second);
+    out << YAML::EndMap;
+  }
+  if (!nb.summary.empty()) emit_text(out, "summary", nb.summary);
+  emit_errors(out, "errors", nb.errors);
+  emit_errors(out, "errors_out", nb.errors_out);
+  if (nb.cases) out << YAML::Key << "cases" << YAML::Value << nb.cases;
+  if (nb.models) out << YAML::Key << "models" << YAML::Value << nb.models;
+  if (nb.samples) out << YAML::Key << "samples" << YAML::Value << nb.samples;
+  if (!nb.reference.empty()) {
+    emit_text(out, "ref", nb.reference);
+  } else {
+    emit_text(out, "probe", nb.probe);
+    emit_text(out, "date", nb.date);
+  }
+  if (!nb.note.empty()) emit_text(out, "note", nb.note);
+  out << YAML::EndMap;
+}
+
 }  // namespace
 
 static bool leap_year(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
@@ -792,6 +893,7 @@ std::string to_yaml(const HardwareDescriptor& d) {
       emit_field(out, "fma_per_clock_per_sm", ti.fma_per_clock_per_sm);
       if (ti.best_warps) out << YAML::Key << "best_warps" << YAML::Value << *ti.best_warps;
       if (ti.best_ilp) out << YAML::Key << "best_ilp" << YAML::Value << *ti.best_ilp;
+      if (ti.numerics) emit_numerics(out, *ti.numerics);
       out << YAML::EndMap;
     }
     out << YAML::EndSeq;

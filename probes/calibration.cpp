@@ -195,7 +195,12 @@ CalibrationResult run_calibration(const CalibrationOptions& opt, const Calibrati
           skipped = po.skipped;
         } else {
           for (const auto& fm : po.fields) merge(d, fm);
-          for (const auto& ti : po.instructions) d.upsert_instruction(ti);
+          for (const auto& ti : po.instructions) {
+            // A numeric probe's entry carries only numerics: it must not wipe the timings.
+            const bool numerics_only = ti.numerics && !ti.latency.present() && !ti.throughput.present();
+            if (numerics_only) d.upsert_numerics(ti);
+            else d.upsert_instruction(ti);
+          }
           for (const auto& r : po.ramps) d.memory[r.level].ramp[r.pattern] = r.table;
           sum.fields = po.fields;
           entry["details"] = po.details;

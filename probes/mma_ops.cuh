@@ -126,6 +126,28 @@ CEILING_MMA_OP(E5M2_m16n8k32, "m16n8k32", 16, 8, 32, e5m2, f32, uint32_t, float,
                fp32, CEILING_MMA_C4_A4_B2, "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32",
                CEILING_CC_F, CEILING_AC_R)
 
+// One mma per warp on fragments in memory: warp w reads group w (32 lanes x NA / NB / NC registers,
+// lane-major), D overwrites C. The product checks of the mma probe (one group) and the numeric probe
+// (thousands) run it.
+template <class Op>
+__global__ void mma_groups_kernel(const typename Op::AReg* a, const typename Op::AReg* b, typename Op::CReg* d,
+                                  int groups) {
+  const int warp = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32), lane = threadIdx.x & 31;
+  if (warp >= groups) return;  // whole warps only
+  const size_t w = static_cast<size_t>(warp) * 32 + lane;
+  typename Op::AReg ar[Op::NA], br[Op::NB];
+  typename Op::CReg acc[Op::NC];
+#pragma unroll
+  for (int r = 0; r < Op::NA; ++r) ar[r] = a[w * Op::NA + r];
+#pragma unroll
+  for (int r = 0; r < Op::NB; ++r) br[r] = b[w * Op::NB + r];
+#pragma unroll
+  for (int r = 0; r < Op::NC; ++r) acc[r] = d[w * Op::NC + r];
+  Op::mma(acc, ar, br);
+#pragma unroll
+  for (int r = 0; r < Op::NC; ++r) d[w * Op::NC + r] = acc[r];
+}
+
 // Host side of the layout rule above: which (row, col) of A / (k, n) of B / (row, col) of C a
 // lane's slot and element hold.
 template <class Op>

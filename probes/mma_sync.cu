@@ -24,24 +24,6 @@ __device__ __forceinline__ uint32_t combine(uint32_t x, uint32_t y) { return x ^
 template <class Op>
 inline constexpr bool kVaryOperands = Op::a_elem == Elem::e4m3 || Op::a_elem == Elem::e5m2;
 
-// One mma on fragments loaded per lane; d holds C on entry. 32 threads.
-template <class Op>
-__global__ void mma_check_kernel(const typename Op::AReg* a, const typename Op::AReg* b,
-                                 typename Op::CReg* d) {
-  const int lane = threadIdx.x;
-  typename Op::AReg ar[Op::NA], br[Op::NB];
-  typename Op::CReg acc[Op::NC];
-#pragma unroll
-  for (int r = 0; r < Op::NA; ++r) ar[r] = a[lane * Op::NA + r];
-#pragma unroll
-  for (int r = 0; r < Op::NB; ++r) br[r] = b[lane * Op::NB + r];
-#pragma unroll
-  for (int r = 0; r < Op::NC; ++r) acc[r] = d[lane * Op::NC + r];
-  Op::mma(acc, ar, br);
-#pragma unroll
-  for (int r = 0; r < Op::NC; ++r) d[lane * Op::NC + r] = acc[r];
-}
-
 // ILP independent accumulator chains per warp; every warp of the block runs `iters` rounds.
 // clocks[2*block] / [2*block+1]: the block's SM clock before the first and after the last mma.
 template <class Op, int ILP>
@@ -192,7 +174,7 @@ std::optional<std::string> check_product(std::mt19937_64& rng) {
   CUDA_CHECK(cudaMemcpy(da.data(), ha.data(), da.bytes(), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(db.data(), hb.data(), db.bytes(), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(dd.data(), hc.data(), dd.bytes(), cudaMemcpyHostToDevice));
-  mma_check_kernel<Op><<<1, 32>>>(da.data(), db.data(), dd.data());
+  mma_groups_kernel<Op><<<1, 32>>>(da.data(), db.data(), dd.data(), 1);
   CUDA_CHECK_LAUNCH();
   std::vector<typename Op::CReg> hd(hc.size());
   CUDA_CHECK(cudaMemcpy(hd.data(), dd.data(), dd.bytes(), cudaMemcpyDeviceToHost));

@@ -1172,6 +1172,84 @@ PlotSpec mma_plot(const GpuInput& g, const std::string& probe, std::vector<std::
   return p;
 }
 
+// Sun et al. Figure 17: chained products D = A x B (D becomes the next A, in the input type), the
+// l2-relative error against an FP64 chain over the chain length, one line per input type and init.
+PlotSpec chain_plot(const GpuInput& g, std::vector<std::string>* warnings) {
+  PlotSpec p;
+  p.name = "chain-" + g.hw.id;
+  p.gpu_id = g.hw.id;
+  p.title = "Chained mma error growth: " + g.hw.identity.name + " (" + g.hw.id + ")";
+  const ProbeDetails details{g, warnings};
+  const json* entry = details.entry("mma-numerics", p);
+  if (!entry) return p;
+  const json* pts = details.array(*entry, "mma-numerics", "chains");
+  static const json kNone = json::array();
+  // "fp16, init low" -> [(length, error)]
+  std::map<std::string, std::vector<std::pair<double, double>>> lines;
+  std::ostringstream csv;
+  csv << "instruction,input,init,length,mean_rel_err,chains,overflowed\n";
+  json data;
+  data["gpu"] = g.hw.id;
+  int bad = 0;
+  for (const auto& e : pts ? *pts : kNone) {
+    const auto len = jnum(e, "length");
+    const auto err = jnum(e, "mean_rel_err");
+    const auto chains = jnum(e, "chains");
+    if (!len || *len < 1 || *len > 1e6 || !chains || *chains < 0) {
+      ++bad;
+      continue;
+    }
+    const auto over = jnum(e, "overflowed");
+    csv << csv_field(jstr(e, "instruction")) << "," << csv_field(jstr(e, "input")) << "," << csv_field(jstr(e, "init"))
+        << "," << exact(*len) << "," << (err && std::isfinite(*err) ? exact(*err) : "") << "," << exact(*chains) << ","
+        << (over ? exact(*over) : "") << "\n";
+    data["chains"].push_back(e);
+    // A length where every chain overflowed has no error to draw (the paper's FP16 line stops).
+    if (err && std::isfinite(*err) && *err > 0 && *chains > 0)
+      lines[jstr(e, "input") + ", init " + jstr(e, "init")].push_back({*len, *err});
+  }
+  if (pts) details.skipped_entries("probes.mma-numerics.details.chains", bad, pts->size(), "length >= 1 and chains >= 0");
+  if (lines.empty()) {
+    p.missing_reason = "not measured (mma-numerics has no chains)";
+    return p;
+  }
+  std::ostringstream db;
+  std::string plots = "plot ";
+  int k = 0;
+  double xmax = 1;
+  for (auto& [name, v] : lines) {
+    std::sort(v.begin(), v.end());
+    xmax = std::max(xmax, v.back().first);
+    const std::string id = "c" + std::to_string(k);
+    db << block(id, v);
+    plots += (k ? ", " : "") + std::string("$") + id + " with linespoints lw 1.5 pt 7 ps 0.6 lc rgb '" +
+             kPalette[k % kPaletteSize] + "'" + (name.find("fp32") != std::string::npos ? " dt 2" : "") + " title " +
+             gp_string(name);
+    ++k;
+  }
+  std::ostringstream body;
+  body << "  set title " << gp_string(p.title) << "\n"
+       << "  set xlabel 'chain length N'\n"
+       << "  set ylabel 'relative l2 error vs FP64 (Eq. 1)'\n"
+       << "  set logscale y\n"
+       << "  set format y '10^{%L}'\n"
+       << "  set xrange [0.5:" << exact(xmax + 0.5) << "]\n"
+       << "  set grid lc rgb '#dddddd'\n"
+       << "  set key outside right font ',8'\n"
+       << "  " << plots << "\n";
+  p.width = 860;
+  p.height = 420;
+  p.datablocks = db.str();
+  p.body = body.str();
+  p.csv = csv.str();
+  p.data = data;
+  p.caption = "Sun et al. Figure 17 on this GPU: each step computes D = A x B with mma m16n8k8 (FP32 D), converts D "
+              "to the input type as the next A and draws a new B; the error is Eq. 1 against the same chain in FP64, "
+              "averaged over the chains still finite (a line stops where every chain overflowed). Dashed: inputs "
+              "drawn in FP32 and converted.";
+  return p;
+}
+
 }  // namespace
 
 
@@ -1337,6 +1415,9 @@ std::vector<PlotSpec> build_plots(const ReportInput& in, std::vector<std::string
       if (auto it = g.probes->find("probes"); it != g.probes->end() && it->is_object()) has_wgmma = it->contains("wgmma");
     if (has_wgmma)
       out.push_back(mma_plot(g, "wgmma", warnings));
+    // The chain plot only when measured (older descriptors have no mma-numerics).
+    PlotSpec c = chain_plot(g, warnings);
+    if (c.missing_reason.empty()) out.push_back(std::move(c));
   }
   return out;
 }

@@ -287,6 +287,9 @@ Document build_document(const ReportInput& in, const std::vector<detail::Table>&
   {
     Section s{"tensor", "Tensor cores", {}};
     table_with_id(s, "table-mma");
+    table_with_id(s, "table-numerics");
+    table_with_id(s, "table-numerics-errors");
+    plots_named(s, "chain-");
     plots_named(s, "mma-");
     plots_named(s, "wgmma-");
     d.sections.push_back(std::move(s));

@@ -71,6 +71,9 @@ struct ProfileInput {
 
 struct ReportInput {
   std::vector<GpuInput> gpus;
+  // Descriptors shown only for the papers' figures they carry (the numeric tables' A100 column of
+  // Sun et al.), when they are not among `gpus`.
+  std::vector<GpuInput> references;
   std::vector<ResultsInput> results;
   std::vector<ProfileInput> profiles;
   std::string command_line;  // recorded in the report

@@ -328,6 +328,140 @@ Table mma_table(const ReportInput& in) {
   return t;
 }
 
+// ---- numeric behaviour (issue 13; Sun et al. §8, Tables 12-15) ----
+
+// The GPUs with numerics, then the reference descriptors (papers' figures) not among them.
+std::vector<const GpuInput*> numerics_columns(const ReportInput& in) {
+  std::vector<const GpuInput*> cols;
+  auto has = [](const GpuInput& g) {
+    return std::any_of(g.hw.tensor_instructions.begin(), g.hw.tensor_instructions.end(),
+                       [](const TensorInstruction& t) { return t.numerics.has_value(); });
+  };
+  for (const auto& g : in.gpus)
+    if (has(g)) cols.push_back(&g);
+  for (const auto& r : in.references)
+    if (has(r) && std::none_of(in.gpus.begin(), in.gpus.end(), [&](const GpuInput& g) { return g.hw.id == r.hw.id; }))
+      cols.push_back(&r);
+  return cols;
+}
+
+std::vector<std::string> numerics_keys(const std::vector<const GpuInput*>& cols) {
+  std::vector<std::string> keys;
+  for (const auto* g : cols)
+    for (const auto& ti : g->hw.tensor_instructions)
+      if (ti.numerics && std::find(keys.begin(), keys.end(), ti.key()) == keys.end()) keys.push_back(ti.key());
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+std::string numerics_source(const HardwareDescriptor& hw, const NumericBehaviour& nb) {
+  std::string s;
+  if (!nb.reference.empty()) {
+    s = hw.id + ": " + nb.reference;
+    if (auto it = hw.references.find(nb.reference); it != hw.references.end()) s += ": " + it->second;
+  } else {
+    s = hw.id + " measured: probe " + nb.probe + ", " + nb.date;
+    if (nb.cases) s += ", " + std::to_string(nb.cases) + " constructed cases, " + std::to_string(nb.models) + " models fit";
+    if (nb.samples) s += ", " + std::to_string(nb.samples) + " draws per error cell";
+  }
+  if (!nb.note.empty()) s += "; " + nb.note;
+  return s;
+}
+
+Table numerics_table(const ReportInput& in) {
+  Table t;
+  t.id = "table-numerics";
+  t.title = "Tensor-core arithmetic: what the constructed cases show (Sun et al. §8, Fasi et al.)";
+  t.caption = "Per instruction: products exact or not, products per block, bits kept below the running sum's last "
+              "bit (negative: fewer than its format), the rounding of each block's sum, where C is added, and "
+              "subnormals of A/B, C and D. Every model of the family that reproduces every returned bit is kept; "
+              "a parameter they disagree on is undetermined.";
+  const auto cols = numerics_columns(in);
+  t.groups.push_back({"", 1});
+  t.columns.push_back("instruction");
+  for (const auto* g : cols) {
+    t.groups.push_back({g->hw.identity.name + " (" + g->hw.id + ")", 1});
+    t.columns.push_back("verdicts");
+  }
+  for (const auto& key : numerics_keys(cols)) {
+    std::vector<Cell> row{label(key)};
+    for (const auto* g : cols) {
+      const auto* ti = find_instruction(g->hw, key);
+      if (!ti || !ti->numerics) {
+        row.push_back(text_cell("", 1));
+        continue;
+      }
+      const NumericBehaviour& nb = *ti->numerics;
+      std::string text;
+      for (const auto& k : kNumericVerdictKeys)
+        if (auto it = nb.verdicts.find(k); it != nb.verdicts.end()) text += (text.empty() ? "" : "; ") + k + " " + it->second;
+      if (text.empty()) text = nb.summary;
+      Cell c = text_cell(text, 1);
+      c.gpu = g->hw.id;
+      c.field = "numerics:" + key;
+      c.note = t.notes.add(numerics_source(g->hw, nb));
+      row.push_back(c);
+    }
+    t.rows.push_back(std::move(row));
+  }
+  if (t.rows.empty()) t.caption += " No descriptor has numeric verdicts (calibrate runs the mma-numerics probe).";
+  return t;
+}
+
+Table numerics_errors_table(const ReportInput& in) {
+  Table t;
+  t.id = "table-numerics-errors";
+  t.title = "Tensor-core numeric errors (Sun et al. Tables 12-15 layout)";
+  t.caption = "Mean |D - the CPU's FP32 result| over N(0,1) draws: inputs drawn in the low precision (low) or in "
+              "FP32 and converted (fp32). For an FP16 D also against that result rounded to FP16 (Table 14's right "
+              "half). Multiplication: one product, C = 0; inner product: K products, C = 0; accumulation: one "
+              "product plus C.";
+  const auto cols = numerics_columns(in);
+  t.groups.push_back({"", 1});
+  t.columns.push_back("instruction, operation");
+  for (const auto* g : cols) {
+    t.groups.push_back({g->hw.identity.name + " (" + g->hw.id + ")", 4});
+    for (const char* c : {"low", "fp32", "low, vs D type", "fp32, vs D type"}) t.columns.push_back(c);
+  }
+  for (const auto& key : numerics_keys(cols))
+    for (const char* exp : {"multiplication", "inner_product", "accumulation"}) {
+      std::vector<Cell> row{label(key + ", " + exp)};
+      bool any = false;
+      for (const auto* g : cols) {
+        const auto* ti = find_instruction(g->hw, key);
+        const NumericBehaviour* nb = ti && ti->numerics ? &*ti->numerics : nullptr;
+        const int note = nb ? t.notes.add(numerics_source(g->hw, *nb)) : 0;
+        for (bool out_type : {false, true})
+          for (const char* init : {"init_low", "init_fp32"}) {
+            Cell c;
+            c.gpu = g->hw.id;
+            c.field = "numerics:" + key + "." + (out_type ? "errors_out." : "errors.") + exp + "." + init;
+            c.dimension = "dimensionless";
+            std::optional<double> v;
+            if (nb) {
+              const auto& table = out_type ? nb->errors_out : nb->errors;
+              if (auto e = table.find(exp); e != table.end())
+                if (auto x = e->second.find(init); x != e->second.end()) v = x->second;
+            }
+            if (v) {
+              c.value = *v;
+              c.text = *v == 0 ? "0" : short_num(*v, 3);
+              c.source = nb->reference.empty() ? "measured" : "spec";
+              c.note = note;
+              any = true;
+            } else {
+              c.text = "\u2014";
+              c.source = "missing";
+            }
+            row.push_back(c);
+          }
+      }
+      if (any) t.rows.push_back(std::move(row));
+    }
+  if (t.rows.empty()) t.caption += " No descriptor has numeric error figures.";
+  return t;
+}
+
 // ---- validation results ----
 
 Cell num_cell(double v, Dimension d, int note, bool quantity = true) {
@@ -589,6 +723,8 @@ std::vector<Table> build_tables(const ReportInput& in) {
   out.push_back(latency_table(in));
   out.push_back(throughput_table(in));
   out.push_back(mma_table(in));
+  out.push_back(numerics_table(in));
+  out.push_back(numerics_errors_table(in));
   results_tables(in, out);
   profile_tables(in, out);
   return out;

@@ -11,6 +11,7 @@
 
 #include "gpu/gpu.hpp"
 #include "probes/mma_report.cuh"
+#include "probe_context.hpp"
 #include "probes/registry.hpp"
 
 using namespace ceiling;
@@ -18,17 +19,7 @@ using namespace ceiling::probes;
 
 namespace {
 
-ProbeContext context(bool quick) {
-  const gpu::DeviceInfo d = gpu::query_device(0);
-  ProbeContext ctx;
-  ctx.device = 0;
-  ctx.quick = quick;
-  ctx.sm_count = d.sm_count;
-  ctx.cc_major = d.cc_major;
-  ctx.cc_minor = d.cc_minor;
-  ctx.l2_bytes = d.l2_bytes;
-  return ctx;
-}
+ProbeContext context(bool quick) { return test::probe_context(quick); }
 
 // Each probe runs once per process and mode; the test cases read the cached outputs.
 const ProbeOutput& output(const std::string& name, bool quick) {
