@@ -113,7 +113,7 @@ int run_report(const ReportOptions& opt) {
     // Shipped results of GPUs not in this report are not this report's business.
     std::erase_if(in.results, [](const reports::ResultsInput& r) { return r.gpu_id.empty(); });
   }
-  // The papers' numeric figures (Sun et al. Tables 12-15, in the shipped A100 descriptor) beside
+  // The papers' figures (Sun et al. Tables 9-10 and 12-15, in the shipped A100 descriptor) beside
   // the GPUs of this report, when that descriptor is not one of them.
   for (const auto& p : shipped_descriptors()) {
     if (std::any_of(in.gpus.begin(), in.gpus.end(), [&](const reports::GpuInput& g) {
@@ -126,8 +126,11 @@ int run_report(const ReportOptions& opt) {
       g.descriptor_path = p;
       g.hw = load_descriptor(p);
       if (g.hw.id.empty()) g.hw.id = p.stem().string();
-      const bool papers = std::any_of(g.hw.tensor_instructions.begin(), g.hw.tensor_instructions.end(),
-                                      [](const TensorInstruction& t) { return t.numerics && !t.numerics->reference.empty(); });
+      const bool papers =
+          std::any_of(g.hw.tensor_instructions.begin(), g.hw.tensor_instructions.end(),
+                      [](const TensorInstruction& t) { return t.numerics && !t.numerics->reference.empty(); }) ||
+          (g.hw.memory.count(MemoryLevelKind::shared) && !g.hw.memory.at(MemoryLevelKind::shared).extra.empty() &&
+           g.hw.identity.uuid.empty());  // a paper's shared-memory figures (Sun et al. Tables 9-10)
       if (papers) in.references.push_back(std::move(g));
     } catch (const std::exception& e) {
       spdlog::warn("report: shipped descriptor {} not read for its papers' figures: {}", p.string(), e.what());

@@ -282,6 +282,7 @@ Document build_document(const ReportInput& in, const std::vector<detail::Table>&
     plots_named(s, "ramp-");
     table_with_id(s, "table-latency");
     table_with_id(s, "table-throughput");
+    table_with_id(s, "table-shared-access");
     d.sections.push_back(std::move(s));
   }
   {

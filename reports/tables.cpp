@@ -462,6 +462,56 @@ Table numerics_errors_table(const ReportInput& in) {
   return t;
 }
 
+// ---- shared memory to registers (issue 13; Sun et al. Tables 9-10, extended) ----
+
+Table shared_access_table(const ReportInput& in) {
+  Table t;
+  t.id = "table-shared-access";
+  t.title = "Shared memory to registers: ld.shared under bank conflicts, ldmatrix, stmatrix (Sun et al. Tables 9-10)";
+  t.caption = "Completion latency of one warp's dependent loads (cycles) under N-way bank conflicts (64-bit: 2-way, "
+              "128-bit: 4-way are the conflict-free accesses of 256 and 512 bytes per warp), and bytes per clock per "
+              "SM of independent loads from every SM (probe shared-access).";
+  auto has = [](const GpuInput& g) {
+    auto l = g.hw.memory.find(MemoryLevelKind::shared);
+    return l != g.hw.memory.end() && !l->second.extra.empty();
+  };
+  std::vector<const GpuInput*> cols;
+  for (const auto& g : in.gpus)
+    if (has(g)) cols.push_back(&g);
+  for (const auto& r : in.references)
+    if (has(r) && std::none_of(in.gpus.begin(), in.gpus.end(), [&](const GpuInput& g) { return g.hw.id == r.hw.id; }))
+      cols.push_back(&r);
+  t.groups.push_back({"", 1});
+  t.columns.push_back("");
+  for (const auto* g : cols) {
+    t.groups.push_back({g->hw.identity.name + " (" + g->hw.id + ")", 2});
+    t.columns.push_back("spec");
+    t.columns.push_back("measured");
+  }
+  std::vector<std::string> names;
+  for (int n : {1, 2, 4, 8, 16, 32}) names.push_back("ld_u32_latency_" + std::to_string(n) + "way");
+  for (int n : {2, 4, 8, 16, 32}) names.push_back("ld_u64_latency_" + std::to_string(n) + "way");
+  for (int n : {4, 8, 16, 32}) names.push_back("ld_u128_latency_" + std::to_string(n) + "way");
+  for (int n : {1, 2, 4, 8, 32}) names.push_back("ld_u32_bytes_per_clk_" + std::to_string(n) + "way");
+  for (const char* n : {"ld_u64_bytes_per_clk", "ld_u128_bytes_per_clk", "ldmatrix_x1_latency", "ldmatrix_x2_latency",
+                        "ldmatrix_x4_latency", "ldmatrix_x4_trans_latency", "ldmatrix_x1_bytes_per_clk",
+                        "ldmatrix_x2_bytes_per_clk", "ldmatrix_x4_bytes_per_clk", "stmatrix_x4_bytes_per_clk"})
+    names.push_back(n);
+  for (const auto& name : names) {
+    const std::string path = "memory.shared.extra." + name;
+    bool any = false;
+    std::vector<Cell> row{label(name)};
+    for (const auto* g : cols) {
+      const Field* f = g->hw.find_field(path);
+      any = any || (f && f->present());
+      field_cells(t, row, *g, f, path, name.find("bytes_per_clk") != std::string::npos ? Dimension::bytes_per_cycle : Dimension::cycles);
+    }
+    if (any) t.rows.push_back(std::move(row));
+  }
+  if (t.rows.empty()) t.caption += " No descriptor has these figures (calibrate runs the shared-access probe).";
+  return t;
+}
+
 // ---- validation results ----
 
 Cell num_cell(double v, Dimension d, int note, bool quantity = true) {
@@ -725,6 +775,7 @@ std::vector<Table> build_tables(const ReportInput& in) {
   out.push_back(mma_table(in));
   out.push_back(numerics_table(in));
   out.push_back(numerics_errors_table(in));
+  out.push_back(shared_access_table(in));
   results_tables(in, out);
   profile_tables(in, out);
   return out;

@@ -185,6 +185,17 @@ TEST_CASE("report: numeric tables beside the paper's A100 column, and the chain 
     }
   CHECK(ours);
   CHECK(theirs);
+  // Sun et al. Table 10 beside it (the shared-access table takes the paper's column too).
+  const json shared = json::parse(std::ifstream(out_dir / "table-shared-access.json"));
+  bool table10 = false;
+  for (const auto& row : shared["rows"])
+    for (const auto& c : row)
+      if (c.contains("value") && c["gpu"] == "a100-80gb" && c["field"] == "memory.shared.extra.ld_u32_latency_8way") {
+        CHECK(c["value"].get<double>() == 37.0);
+        CHECK(c["source"] == "spec");
+        table10 = true;
+      }
+  CHECK(table10);
   const json verdicts = json::parse(std::ifstream(out_dir / "table-numerics.json"));
   CHECK(verdicts.dump().find("extra_bits 3") != std::string::npos);
   CHECK(fs::is_regular_file(out_dir / "chain-fixture-gpu.csv"));
