@@ -59,6 +59,7 @@ namespace ceiling::probes::compute::mma_ops {
     using AReg = AREG;                                                                          \
     using CReg = CREG;                                                                          \
     static constexpr int NA = NA_, NB = NB_, NC = NC_, NV = NV_;                                \
+    static constexpr bool sparse = false;                                                       \
     __device__ __forceinline__ static void mma(CReg (&d)[NC], const AReg (&a)[NA],             \
                                                const AReg (&b)[NB]) {                          \
       FORM(PTX, CC, AC);                                                                        \
@@ -147,6 +148,66 @@ __global__ void mma_groups_kernel(const typename Op::AReg* a, const typename Op:
 #pragma unroll
   for (int r = 0; r < Op::NC; ++r) d[w * Op::NC + r] = acc[r];
 }
+
+// Sparse A (2:4, mma.sp::ordered_metadata, PTX ISA 8.5+): A holds the compressed M x K/2 matrix
+// in the dense layout of that shape (so Layout<> below serves it: NA registers of the K/2 shape),
+// B and C as for the dense M x N x K. `e` is the metadata word, the sparsity selector is 0 (valid
+// for every shape). mma() is the timing loop's form: every nibble 0b0100, the first two positions
+// of every chunk, so the metadata's thread layout does not matter; the product check runs
+// mma_meta() with each of the six valid nibbles.
+#define CEILING_MMA_SP_C4_A2_B2(PTX, CC, AC)                                                \
+  asm volatile(PTX " {%0,%1,%2,%3}, {%4,%5}, {%6,%7}, {%0,%1,%2,%3}, %8, 0x0;"              \
+               : "+" CC(d[0]), "+" CC(d[1]), "+" CC(d[2]), "+" CC(d[3])                     \
+               : AC(a[0]), AC(a[1]), AC(b[0]), AC(b[1]), "r"(e))
+#define CEILING_MMA_SP_C4_A4_B4(PTX, CC, AC)                                                \
+  asm volatile(PTX " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9,%10,%11}, {%0,%1,%2,%3}, %12, 0x0;" \
+               : "+" CC(d[0]), "+" CC(d[1]), "+" CC(d[2]), "+" CC(d[3])                     \
+               : AC(a[0]), AC(a[1]), AC(a[2]), AC(a[3]), AC(b[0]), AC(b[1]), AC(b[2]), AC(b[3]), "r"(e))
+
+#define CEILING_MMA_SP_OP(NAME, SHAPE, M_, N_, K_, A_ELEM, C_ELEM, AREG, CREG, NA_, NB_, NC_, NV_, \
+                          IN_P, ACC_P, FORM, PTX, CC, AC)                                          \
+  struct NAME {                                                                                    \
+    static constexpr const char* shape = SHAPE;                                                    \
+    static constexpr const char* ptx = PTX;                                                        \
+    static constexpr int M = M_, N = N_, K = K_;                                                   \
+    static constexpr Elem a_elem = Elem::A_ELEM, c_elem = Elem::C_ELEM;                             \
+    static constexpr Precision input = Precision::IN_P, accumulate = Precision::ACC_P;            \
+    using AReg = AREG;                                                                             \
+    using CReg = CREG;                                                                             \
+    static constexpr int NA = NA_, NB = NB_, NC = NC_, NV = NV_;                                   \
+    static constexpr bool sparse = true;                                                           \
+    static constexpr uint32_t kTimingMetadata = 0x44444444u;                                       \
+    __device__ __forceinline__ static void mma_meta(CReg (&d)[NC], const AReg (&a)[NA],           \
+                                                    const AReg (&b)[NB], uint32_t e) {             \
+      FORM(PTX, CC, AC);                                                                           \
+    }                                                                                              \
+    __device__ __forceinline__ static void mma(CReg (&d)[NC], const AReg (&a)[NA],                \
+                                               const AReg (&b)[NB]) {                             \
+      mma_meta(d, a, b, kTimingMetadata);                                                          \
+    }                                                                                              \
+  };
+
+CEILING_MMA_SP_OP(SP_F16F32_m16n8k16, "m16n8k16", 16, 8, 16, f16, f32, uint32_t, float, 2, 2, 4, 4, fp16, fp32,
+                  CEILING_MMA_SP_C4_A2_B2, "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+                  CEILING_CC_F, CEILING_AC_R)
+CEILING_MMA_SP_OP(SP_F16F32_m16n8k32, "m16n8k32", 16, 8, 32, f16, f32, uint32_t, float, 4, 4, 4, 4, fp16, fp32,
+                  CEILING_MMA_SP_C4_A4_B4, "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32",
+                  CEILING_CC_F, CEILING_AC_R)
+CEILING_MMA_SP_OP(SP_BF16_m16n8k16, "m16n8k16", 16, 8, 16, bf16, f32, uint32_t, float, 2, 2, 4, 4, bf16, fp32,
+                  CEILING_MMA_SP_C4_A2_B2, "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+                  CEILING_CC_F, CEILING_AC_R)
+CEILING_MMA_SP_OP(SP_BF16_m16n8k32, "m16n8k32", 16, 8, 32, bf16, f32, uint32_t, float, 4, 4, 4, 4, bf16, fp32,
+                  CEILING_MMA_SP_C4_A4_B4, "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32",
+                  CEILING_CC_F, CEILING_AC_R)
+CEILING_MMA_SP_OP(SP_S8_m16n8k32, "m16n8k32", 16, 8, 32, s8, s32, uint32_t, uint32_t, 2, 2, 4, 4, int8, int32,
+                  CEILING_MMA_SP_C4_A2_B2, "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32",
+                  CEILING_CC_R, CEILING_AC_R)
+CEILING_MMA_SP_OP(SP_S8_m16n8k64, "m16n8k64", 16, 8, 64, s8, s32, uint32_t, uint32_t, 4, 4, 4, 4, int8, int32,
+                  CEILING_MMA_SP_C4_A4_B4, "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32",
+                  CEILING_CC_R, CEILING_AC_R)
+CEILING_MMA_SP_OP(SP_E4M3_m16n8k64, "m16n8k64", 16, 8, 64, e4m3, f32, uint32_t, float, 4, 4, 4, 4, fp8, fp32,
+                  CEILING_MMA_SP_C4_A4_B4, "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32",
+                  CEILING_CC_F, CEILING_AC_R)
 
 // Host side of the layout rule above: which (row, col) of A / (k, n) of B / (row, col) of C a
 // lane's slot and element hold.

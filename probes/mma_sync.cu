@@ -9,6 +9,7 @@
 #include <optional>
 #include <tuple>
 
+#include "host/sparse24.hpp"
 #include "mma_ops.cuh"
 #include "probe_util.hpp"
 
@@ -197,6 +198,84 @@ std::optional<std::string> check_product(std::mt19937_64& rng) {
   return std::nullopt;
 }
 
+// One sparse mma with metadata word e in every lane (one group of fragments).
+template <class Op>
+__global__ void mma_sparse_check_kernel(const typename Op::AReg* a, const typename Op::AReg* b, typename Op::CReg* d,
+                                        uint32_t e) {
+  const int lane = threadIdx.x;
+  typename Op::AReg ar[Op::NA], br[Op::NB];
+  typename Op::CReg acc[Op::NC];
+#pragma unroll
+  for (int r = 0; r < Op::NA; ++r) ar[r] = a[lane * Op::NA + r];
+#pragma unroll
+  for (int r = 0; r < Op::NB; ++r) br[r] = b[lane * Op::NB + r];
+#pragma unroll
+  for (int r = 0; r < Op::NC; ++r) acc[r] = d[lane * Op::NC + r];
+  Op::mma_meta(acc, ar, br, e);
+#pragma unroll
+  for (int r = 0; r < Op::NC; ++r) d[lane * Op::NC + r] = acc[r];
+}
+
+// 2:4 sparse product, once per valid metadata nibble (every chunk of every row the same pattern,
+// so the metadata's thread layout does not matter): compressed A (M x K/2) in the dense layout of
+// that shape, each row expanded by probes/host/sparse24 for the CPU reference.
+template <class Op>
+std::optional<std::string> check_sparse_product(std::mt19937_64& rng) {
+  using L = Layout<Op>;
+  constexpr int KC = Op::K / 2;
+  for (const uint8_t nib : numerics::valid_nibbles()) {
+    std::vector<double> Ac(Op::M * KC), B(Op::K * Op::N), C(Op::M * Op::N);
+    for (auto& x : Ac) x = draw_exact(Op::a_elem, rng);
+    for (auto& x : B) x = draw_exact(Op::a_elem, rng);
+    for (auto& x : C) x = draw_exact(Elem::s8, rng);
+    std::vector<typename Op::AReg> ha(32 * Op::NA);
+    for (int lane = 0; lane < 32; ++lane)
+      for (int r = 0; r < Op::NA; ++r) {
+        uint64_t bits = 0;
+        for (int j = 0; j < L::e; ++j) {
+          int row, col;
+          L::a(lane, r, j, row, col);
+          bits |= encode(Op::a_elem, Ac[row * KC + col]) << (j * elem_bits(Op::a_elem));
+        }
+        std::memcpy(&ha[lane * Op::NA + r], &bits, sizeof(typename Op::AReg));
+      }
+    const auto hb = pack_b<Op>(B);
+    std::vector<typename Op::CReg> hc(32 * Op::NC);
+    for (int lane = 0; lane < 32; ++lane)
+      for (int v = 0; v < Op::NV; ++v) {
+        int row, col;
+        L::c(lane, v, row, col);
+        const uint64_t bits = encode(Op::c_elem, C[row * Op::N + col]);
+        std::memcpy(&hc[lane * Op::NC + v], &bits, sizeof(typename Op::CReg));
+      }
+    gpu::DeviceBuffer<typename Op::AReg> da(ha.size()), db(hb.size());
+    gpu::DeviceBuffer<typename Op::CReg> dd(hc.size());
+    CUDA_CHECK(cudaMemcpy(da.data(), ha.data(), da.bytes(), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(db.data(), hb.data(), db.bytes(), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(dd.data(), hc.data(), dd.bytes(), cudaMemcpyHostToDevice));
+    mma_sparse_check_kernel<Op><<<1, 32>>>(da.data(), db.data(), dd.data(), numerics::uniform_metadata(nib));
+    CUDA_CHECK_LAUNCH();
+    std::vector<typename Op::CReg> hd(hc.size());
+    CUDA_CHECK(cudaMemcpy(hd.data(), dd.data(), dd.bytes(), cudaMemcpyDeviceToHost));
+    for (int lane = 0; lane < 32; ++lane)
+      for (int v = 0; v < Op::NV; ++v) {
+        int row, col;
+        L::c(lane, v, row, col);
+        numerics::Compressed24 cr;
+        cr.values.assign(Ac.begin() + row * KC, Ac.begin() + (row + 1) * KC);
+        cr.nibbles.assign(Op::K / 4, nib);
+        const std::vector<double> arow = numerics::expand_24(cr);
+        double ref = C[row * Op::N + col];
+        for (int k = 0; k < Op::K; ++k) ref += arow[k] * B[k * Op::N + col];
+        const double got = decode(Op::c_elem, c_bits<Op>(hd, lane, v));
+        if (got != ref)
+          return "metadata nibble " + std::to_string(nib) + ": D[" + std::to_string(row) + "][" + std::to_string(col) +
+                 "] = " + std::to_string(got) + ", CPU reference " + std::to_string(ref);
+      }
+  }
+  return std::nullopt;
+}
+
 // Device buffers of random operand fragments and sinks for one instruction, kept across launches.
 template <class Op>
 struct LoopState {
@@ -221,15 +300,20 @@ MmaRunner make_runner(const std::string& sass, int min_cc) {
   r.proto.input_detail = elem_detail(Op::a_elem);
   r.proto.accumulate = Op::accumulate;
   r.proto.sass = sass;
+  r.proto.sparse = Op::sparse;
   r.min_cc = min_cc;
+  // Sparse: the dense-equivalent work (the logical K), as the papers and datasheets count it.
   r.fma_per_mma = static_cast<double>(Op::M) * Op::N * Op::K;
-  r.check = [](std::mt19937_64& rng) { return check_product<Op>(rng); };
+  if constexpr (Op::sparse)
+    r.check = [](std::mt19937_64& rng) { return check_sparse_product<Op>(rng); };
+  else
+    r.check = [](std::mt19937_64& rng) { return check_product<Op>(rng); };
   auto state = std::make_shared<LoopState<Op>>();
   auto ensure = [state](int blocks, int warps) {
     LoopState<Op>& s = *state;
     if (!s.a.size()) {
       std::mt19937_64 rng(1234);
-      std::vector<double> A(Op::M * Op::K), B(Op::K * Op::N);
+      std::vector<double> A(Op::M * Op::K), B(Op::K * Op::N);  // sparse: A's first K/2 columns per row are used
       for (auto& x : A) x = draw_small(Op::a_elem, rng);
       for (auto& x : B) x = draw_small(Op::a_elem, rng);
       const auto ha = pack_a<Op>(A), hb = pack_b<Op>(B);
@@ -308,6 +392,14 @@ std::vector<MmaRunner> runners() {
   v.push_back(make_runner<S4_m16n8k64>("CALL to a subroutine: s4 unpacked to s8 (IMAD.SHL/IMAD.U32), 2x IMMA.16832.S8.S8", 80));
   v.push_back(make_runner<E4M3_m16n8k32>("F2FP.F16.E4M3.UNPACK_B, 2x HMMA.16816.F32 (into zero), FADD into C", 89));
   v.push_back(make_runner<E5M2_m16n8k32>("F2FP.F16.E5M2.UNPACK_B, 2x HMMA.16816.F32 (into zero), FADD into C", 89));
+  // 2:4 sparse A (mma.sp::ordered_metadata); SASS not yet read on a GPU host (scripts/sass_check.sh).
+  v.push_back(make_runner<SP_F16F32_m16n8k16>("unchecked (expected HMMA.SP)", 80));
+  v.push_back(make_runner<SP_F16F32_m16n8k32>("unchecked (expected HMMA.SP)", 80));
+  v.push_back(make_runner<SP_BF16_m16n8k16>("unchecked (expected HMMA.SP)", 80));
+  v.push_back(make_runner<SP_BF16_m16n8k32>("unchecked (expected HMMA.SP)", 80));
+  v.push_back(make_runner<SP_S8_m16n8k32>("unchecked (expected IMMA.SP)", 80));
+  v.push_back(make_runner<SP_S8_m16n8k64>("unchecked (expected IMMA.SP)", 80));
+  v.push_back(make_runner<SP_E4M3_m16n8k64>("unchecked", 89));
   return v;
 }
 
@@ -400,6 +492,7 @@ ProbeOutput run_mma(const ProbeContext& ctx) {
                                                                      note + "; spread over SMs");
     out.instructions.push_back(ti);
     const double flops = ti.throughput.measured->median;
+    if (ti.sparse) continue;  // the dense ceilings come from dense instructions
     auto& bp = best_per_precision[ti.input];
     if (flops > bp.first) bp = {flops, key};
   }
@@ -414,6 +507,27 @@ ProbeOutput run_mma(const ProbeContext& ctx) {
         out.fields.push_back({std::string("compute.tensor_core.") + precision_name(p), Dimension::flop_per_second, m});
       }
   }
+  // Sparse against dense: the dense instruction of the same shape and types, else the fastest dense
+  // one of those types (Sun et al. Tables 6-7: the sparse speedup per type).
+  nlohmann::json svd = nlohmann::json::array();
+  for (const auto& sp : out.instructions) {
+    if (!sp.sparse || !sp.throughput.measured) continue;
+    const TensorInstruction* same_shape = nullptr;
+    const TensorInstruction* best = nullptr;
+    for (const auto& de : out.instructions) {
+      if (de.sparse || !de.throughput.measured || de.input != sp.input || de.accumulate != sp.accumulate ||
+          de.input_detail != sp.input_detail)
+        continue;
+      if (de.shape == sp.shape) same_shape = &de;
+      if (!best || de.throughput.measured->median > best->throughput.measured->median) best = &de;
+    }
+    const TensorInstruction* ref = same_shape ? same_shape : best;
+    if (!ref) continue;
+    svd.push_back({{"sparse", instruction_key(sp)}, {"dense", instruction_key(*ref)},
+                   {"same_shape", same_shape != nullptr},
+                   {"ratio", sp.throughput.measured->median / ref->throughput.measured->median}});
+  }
+  out.details["sparse_vs_dense"] = svd;
   out.details["grid"] = grid;
   out.details["checks"] = checks;
   out.details["sm_clock_hz_before"] = clock_hz;
@@ -424,7 +538,8 @@ const Registrar reg{ProbeInfo{
     "mma", "compute",
     "mma.sync latency and throughput per shape/type over ILP x warps/SM; CPU-checked products",
     {{"instruction", {"f64 m8n8k4/m16n8k4/k8/k16", "f16 f16|f32 m16n8k8/k16", "bf16 m16n8k8/k16",
-                      "tf32 m16n8k4/k8", "s8 m16n8k16/k32", "s4 m16n8k32/k64", "e4m3/e5m2 m16n8k32"}},
+                      "tf32 m16n8k4/k8", "s8 m16n8k16/k32", "s4 m16n8k32/k64", "e4m3/e5m2 m16n8k32",
+                      "sparse 2:4: f16/bf16 m16n8k16/k32, s8 m16n8k32/k64, e4m3 m16n8k64"}},
      {"ilp", {"1", "2", "4", "8"}},
      {"warps_per_sm", {"1", "2", "4", "8", "16", "32"}}},
     {"compute.tensor_core.fp64", "tensor_instructions"},

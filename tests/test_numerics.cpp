@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "probes/host/numerics.hpp"
+#include "probes/host/sparse24.hpp"
 
 using namespace ceiling::numerics;
 
@@ -248,4 +249,43 @@ TEST_CASE("numerics: chained products grow their error, FP16 overflows, low-prec
   CHECK(at(bf, 12, true).overflowed == 0);
   CHECK_THROWS_AS(chain_errors(shape("k16", 16, fp16(), fp32()), emulator(h, shape("k16", 16, fp16(), fp32())), 2, 2, 1),
                   std::invalid_argument);
+}
+
+TEST_CASE("2:4 sparsity: metadata nibbles, compression and expansion as mma.sp reads them") {
+  const auto valid = valid_nibbles();
+  REQUIRE(valid.size() == 6);
+  CHECK(valid.front() == 0b0100);  // positions (0, 1): bits 1:0 = 0, bits 3:2 = 1
+  CHECK(valid.back() == 0b1110);   // positions (2, 3)
+  int n_valid = 0;
+  for (int n = 0; n < 16; ++n) n_valid += valid_nibble(static_cast<uint8_t>(n));
+  CHECK(n_valid == 6);
+  for (uint8_t bad : {0b0000, 0b0101, 0b1010, 0b1111, 0b0001}) CHECK_FALSE(valid_nibble(bad));  // (1,0): not ordered
+  CHECK_THROWS_AS(encode_pair(2, 2), std::invalid_argument);
+  CHECK_THROWS_AS(encode_pair(3, 1), std::invalid_argument);
+  CHECK(encode_pair(1, 3) == 0b1101);
+  // Every pattern of every chunk round-trips; chunks with fewer non-zeros pick the lowest free positions.
+  std::mt19937_64 rng(8);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<double> row(16, 0.0);
+    for (int chunk = 0; chunk < 4; ++chunk) {
+      const uint8_t n = valid[rng() % 6];
+      const int keep = static_cast<int>(rng() % 3);  // 0, 1 or 2 non-zeros
+      if (keep >= 1) row[4 * chunk + nibble_first(n)] = static_cast<double>(1 + rng() % 9);
+      if (keep >= 2) row[4 * chunk + nibble_second(n)] = -static_cast<double>(1 + rng() % 9);
+    }
+    const Compressed24 c = compress_24(row);
+    CHECK(c.values.size() == 8);
+    CHECK(c.nibbles.size() == 4);
+    for (uint8_t n : c.nibbles) CHECK(valid_nibble(n));
+    CHECK(expand_24(c) == row);
+  }
+  CHECK(compress_24({0, 0, 5, 0}).nibbles[0] == encode_pair(0, 2));
+  CHECK(compress_24({0, 0, 0, 0}).nibbles[0] == encode_pair(0, 1));
+  CHECK_THROWS_AS(compress_24({1, 2, 3, 0}), std::invalid_argument);
+  CHECK_THROWS_AS(compress_24({1, 2, 3}), std::invalid_argument);
+  Compressed24 bad{{1, 2}, {0b0101}};
+  CHECK_THROWS_AS(expand_24(bad), std::invalid_argument);
+  CHECK(uniform_metadata(0b0100) == 0x44444444u);
+  CHECK(pack_nibbles({0x4, 0x8, 0xC, 0x9, 0xD, 0xE, 0x4, 0x8}) == 0x84ED9C84u);
+  CHECK(pack_nibbles({0x4, 0x8, 0xC}, 1) == 0xC8u);
 }

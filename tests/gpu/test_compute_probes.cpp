@@ -102,6 +102,14 @@ TEST_CASE("mma: every product matches the CPU reference; latency and throughput 
     CHECK(ti.best_warps.has_value());
   }
   CHECK(field(o, "compute.tensor_core.fp64") != nullptr);
+  // 2:4 sparse instructions: checked like the dense ones above; their speed against dense printed.
+  int sparse = 0;
+  for (const auto& ti : o.instructions) sparse += ti.sparse;
+  CHECK(sparse >= 6);
+  for (const auto& r : o.details.at("sparse_vs_dense"))
+    std::printf("  sparse %-28s / dense %-26s = %.3f%s\n", r.at("sparse").get<std::string>().c_str(),
+                r.at("dense").get<std::string>().c_str(), r.at("ratio").get<double>(),
+                r.at("same_shape").get<bool>() ? "" : " (no dense of that shape: fastest dense)");
 }
 
 TEST_CASE("wgmma: products match the CPU reference on sm_90, skipped with a reason elsewhere") {
