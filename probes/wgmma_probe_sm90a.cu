@@ -12,6 +12,7 @@
 #include <chrono>
 #include <thread>
 
+#include "host/numerics.hpp"
 #include "mma_wgmma_ops.cuh"
 #include "probe_util.hpp"
 
@@ -458,6 +459,211 @@ const Registrar reg{ProbeInfo{
     {"compute.tensor_core.fp16", "compute.tensor_core.bf16", "compute.tensor_core.tf32",
      "compute.tensor_core.fp8", "compute.tensor_core.int8", "tensor_instructions"},
     90, true, run_wgmma}};
+
+// ---- wgmma numerics (issue 13): the FP8 tensor-core path of Hopper, and FP16/BF16/TF32 ----------
+// One wgmma (SS, C loaded into the accumulators, D = A*B + C) per group of up to 64 dot products:
+// row i of A against column i of B, C on the diagonal. The analysis is probes/host/numerics.
+
+template <class W>
+__global__ void __launch_bounds__(128) wgmma_cases_kernel(const uint4* a_imgs, const uint4* b_imgs,
+                                                          const typename W::CReg* c_in, typename W::CReg* d_out,
+                                                          uint32_t lbo, uint32_t sbo, int* not_sm90a) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ __align__(128) uint4 smem[];
+  constexpr int a_vec = 64 * kRowBytes / 16, b_vec = W::N * kRowBytes / 16;
+  const uint4* ai = a_imgs + static_cast<size_t>(blockIdx.x) * a_vec;
+  const uint4* bi = b_imgs + static_cast<size_t>(blockIdx.x) * b_vec;
+  for (int i = threadIdx.x; i < a_vec + b_vec; i += blockDim.x) smem[i] = i < a_vec ? ai[i] : bi[i - a_vec];
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  __syncthreads();
+  const uint64_t da = smem_desc(smem, lbo, sbo), db = smem_desc(smem + a_vec, lbo, sbo);
+  const size_t base = (static_cast<size_t>(blockIdx.x) * 128 + threadIdx.x) * W::NC;
+  typename W::CReg acc[W::NC];
+#pragma unroll
+  for (int r = 0; r < W::NC; ++r) acc[r] = c_in[base + r];
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+  W::ss(acc, da, db, 1);
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+#pragma unroll
+  for (int r = 0; r < W::NC; ++r) d_out[base + r] = acc[r];
+#else
+  if (threadIdx.x == 0 && blockIdx.x == 0) *not_sm90a = 1;
+#endif
+}
+
+// The numerics device for W (FP32 accumulators): dot products of K, up to 64 per wgmma.
+template <class W>
+std::vector<double> run_wg_dot_cases(const std::vector<numerics::DotCase>& cases, uint32_t lbo, uint32_t sbo) {
+  static_assert(W::NV == W::NC, "FP32 accumulators only");
+  constexpr int G = W::N < 64 ? W::N : 64;
+  const size_t n = cases.size();
+  const int groups = static_cast<int>((n + G - 1) / G);
+  constexpr size_t a_bytes = 64 * kRowBytes, b_bytes = W::N * kRowBytes;
+  std::vector<uint8_t> a_all(groups * a_bytes), b_all(groups * b_bytes);
+  std::vector<typename W::CReg> c_all(static_cast<size_t>(groups) * 128 * W::NC);
+  for (int g = 0; g < groups; ++g) {
+    std::vector<double> A(64 * W::K, 0.0), B(W::K * W::N, 0.0);
+    auto cs = [&](int i) -> const numerics::DotCase* {
+      const size_t ci = static_cast<size_t>(g) * G + i;
+      return (i < G && ci < n) ? &cases[ci] : nullptr;
+    };
+    for (int i = 0; i < G; ++i)
+      if (const auto* c = cs(i))
+        for (int k = 0; k < W::K; ++k) A[i * W::K + k] = c->a[k], B[k * W::N + i] = c->b[k];
+    const Images<W> im = make_images<W>(A, B);
+    std::memcpy(&a_all[g * a_bytes], im.a_img.data(), a_bytes);
+    std::memcpy(&b_all[g * b_bytes], im.b_img.data(), b_bytes);
+    for (int thr = 0; thr < 128; ++thr)
+      for (int v = 0; v < W::NV; ++v) {
+        int row, col;
+        d_position(thr, v, row, col);
+        const auto* c = row == col ? cs(row) : nullptr;
+        const uint64_t bits = encode(W::c_elem, c ? c->c : 0.0);
+        std::memcpy(&c_all[(static_cast<size_t>(g) * 128 + thr) * W::NC + v], &bits, sizeof(typename W::CReg));
+      }
+  }
+  gpu::DeviceBuffer<uint4> da(a_all.size() / 16), db(b_all.size() / 16);
+  gpu::DeviceBuffer<typename W::CReg> dc(c_all.size()), dd(c_all.size());
+  gpu::DeviceBuffer<int> flag(1);
+  CUDA_CHECK(cudaMemset(flag.data(), 0, sizeof(int)));
+  CUDA_CHECK(cudaMemcpy(da.data(), a_all.data(), a_all.size(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(db.data(), b_all.data(), b_all.size(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(dc.data(), c_all.data(), dc.bytes(), cudaMemcpyHostToDevice));
+  wgmma_cases_kernel<W><<<groups, 128, a_bytes + b_bytes>>>(da.data(), db.data(), dc.data(), dd.data(), lbo, sbo,
+                                                            flag.data());
+  CUDA_CHECK_LAUNCH();
+  int wrong = 0;
+  CUDA_CHECK(cudaMemcpy(&wrong, flag.data(), sizeof wrong, cudaMemcpyDeviceToHost));
+  if (wrong) throw std::runtime_error("wgmma-numerics: the plain sm_90 image ran (no wgmma)");
+  std::vector<typename W::CReg> h(c_all.size());
+  CUDA_CHECK(cudaMemcpy(h.data(), dd.data(), dd.bytes(), cudaMemcpyDeviceToHost));
+  std::vector<double> res(n);
+  for (int g = 0; g < groups; ++g)
+    for (int thr = 0; thr < 128; ++thr)
+      for (int v = 0; v < W::NV; ++v) {
+        int row, col;
+        d_position(thr, v, row, col);
+        const size_t ci = static_cast<size_t>(g) * G + row;
+        if (row != col || row >= G || ci >= n) continue;
+        uint64_t raw = 0;
+        std::memcpy(&raw, &h[(static_cast<size_t>(g) * 128 + thr) * W::NC + v], sizeof(typename W::CReg));
+        res[ci] = decode(W::c_elem, raw);
+      }
+  return res;
+}
+
+struct WgNumerics {
+  TensorInstruction proto;
+  numerics::NumericShape shape;
+  std::function<std::vector<double>(const std::vector<numerics::DotCase>&, uint32_t, uint32_t)> run;
+};
+
+template <class W>
+WgNumerics wg_numerics(const numerics::Format& in) {
+  WgNumerics e;
+  e.proto.api = "wgmma";
+  e.proto.shape = W::shape;
+  e.proto.input = W::input;
+  e.proto.input_detail = elem_detail(W::a_elem);
+  e.proto.accumulate = W::accumulate;
+  e.proto.operand_a = "ss";
+  e.shape = numerics::NumericShape{e.proto.key(), 64, W::N, W::K, &in, &numerics::fp32()};
+  e.run = [](const std::vector<numerics::DotCase>& c, uint32_t lbo, uint32_t sbo) { return run_wg_dot_cases<W>(c, lbo, sbo); };
+  return e;
+}
+
+ProbeOutput run_wgmma_numerics(const ProbeContext& ctx) {
+  ProbeOutput out;
+  if (ctx.cc_major != 9 || ctx.cc_minor != 0) {
+    out.skipped = "wgmma needs an sm_90a device (compute capability 9.0); this one is " + std::to_string(ctx.cc_major) +
+                  "." + std::to_string(ctx.cc_minor);
+    return out;
+  }
+  const int samples = ctx.quick ? 200 : 1000;
+  const std::string date = gpu::utc_now_iso8601();
+  std::vector<WgNumerics> es;
+  es.push_back(wg_numerics<WG_E4M3F32_N256>(numerics::e4m3()));
+  es.push_back(wg_numerics<WG_E5M2F32_N256>(numerics::e5m2()));
+  es.push_back(wg_numerics<WG_F16F32_N64>(numerics::fp16()));
+  es.push_back(wg_numerics<WG_BF16F32_N256>(numerics::bf16()));
+  es.push_back(wg_numerics<WG_TF32F32_N256>(numerics::tf32()));
+  nlohmann::json jv = nlohmann::json::array();
+  for (size_t idx = 0; idx < es.size(); ++idx) {
+    auto& e = es[idx];
+    const std::string key = e.proto.key();
+    if (ctx.progress) ctx.progress(static_cast<double>(idx) / es.size(), key);
+    // The descriptor convention (LBO/SBO roles) from exact small-integer products, as the wgmma probe does.
+    std::mt19937_64 rng(77);
+    std::vector<numerics::DotCase> exact(64);
+    for (auto& c : exact) {
+      c.a.resize(e.shape.K);
+      c.b.resize(e.shape.K);
+      for (int k = 0; k < e.shape.K; ++k) c.a[k] = draw_exact(Elem::s8, rng), c.b[k] = draw_exact(Elem::s8, rng);
+      c.c = draw_exact(Elem::s8, rng);
+    }
+    auto exact_ok = [&](uint32_t lbo, uint32_t sbo) {
+      const auto r = e.run(exact, lbo, sbo);
+      for (size_t i = 0; i < exact.size(); ++i) {
+        double ref = exact[i].c;
+        for (int k = 0; k < e.shape.K; ++k) ref += exact[i].a[k] * exact[i].b[k];
+        if (r[i] != ref) return false;
+      }
+      return true;
+    };
+    uint32_t lbo = kCoreLbo, sbo = kCoreSbo;
+    if (!exact_ok(lbo, sbo)) {
+      std::swap(lbo, sbo);
+      if (!exact_ok(lbo, sbo)) {
+        jv.push_back({{"instruction", key}, {"check", "failed: small-integer products are not exact with either descriptor convention"}});
+        continue;
+      }
+    }
+    auto dev = [&](const std::vector<numerics::DotCase>& c) { return e.run(c, lbo, sbo); };
+    const auto cases = numerics::constructed_cases(e.shape, 0x5EED);
+    const auto r1 = dev(cases), r2 = dev(cases);
+    bool same_bits = true;
+    for (size_t i = 0; i < r1.size(); ++i)
+      if (!(r1[i] == r2[i] || (std::isnan(r1[i]) && std::isnan(r2[i])))) same_bits = false;
+    const numerics::Classification cl = numerics::classify(e.shape, cases, r1);
+    const numerics::ErrorPlan plan = numerics::error_plan(e.shape, samples, 2024);
+    const auto rows = numerics::error_table(e.shape, plan, dev(plan.cases));
+    NumericBehaviour nb;
+    nb.verdicts["products"] = cl.products_exact ? "exact" : "not exact";
+    for (const auto& p : cl.parameters) nb.verdicts[p.name] = p.value;
+    nb.summary = cl.summary;
+    for (const auto& row : rows) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.2e", row.mean_abs_fp32);
+      nb.errors[numerics::experiment_name(row.experiment)][row.init_low ? "init_low" : "init_fp32"] = std::strtod(buf, nullptr);
+    }
+    nb.cases = cl.cases;
+    nb.models = cl.consistent;
+    nb.samples = samples;
+    nb.probe = "wgmma-numerics";
+    nb.date = date;
+    nb.note = std::string(same_bits ? "the same bits in two runs" : "NOT the same bits in two runs") +
+              "; SS operands, lbo " + std::to_string(lbo) + " B, sbo " + std::to_string(sbo) + " B";
+    TensorInstruction ti = e.proto;
+    ti.numerics = nb;
+    out.instructions.push_back(ti);
+    nlohmann::json models = nlohmann::json::array();
+    for (const auto& m : cl.models) models.push_back(m.describe());
+    jv.push_back({{"instruction", key}, {"summary", cl.summary}, {"same_bits", same_bits}, {"cases", cl.cases},
+                  {"models", models}, {"consistent", cl.consistent}, {"closest_misses", cl.closest_misses},
+                  {"first_miss", cl.first_miss}});
+  }
+  out.details["instructions"] = jv;
+  return out;
+}
+
+const Registrar reg_numerics{ProbeInfo{
+    "wgmma-numerics", "compute",
+    "wgmma (sm_90a) arithmetic: FP8 E4M3/E5M2, FP16, BF16, TF32 with FP32 accumulators, from constructed cases and the "
+    "paper's error tables (the FP8 accumulator width shows here)",
+    {{"instruction", {"e4m3/e5m2 m64n256k32", "f16 m64n64k16", "bf16 m64n256k16", "tf32 m64n256k8"}}},
+    {"tensor_instructions"},
+    90, true, run_wgmma_numerics}};
 
 }  // namespace
 }  // namespace ceiling::probes::compute

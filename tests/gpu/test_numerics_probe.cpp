@@ -49,3 +49,27 @@ TEST_CASE("mma-numerics (quick): products exact, the same bits twice, integers e
                   c["mean_rel_err"].is_number() ? c["mean_rel_err"].get<double>() : -1.0, c["chains"].get<int>(),
                   c["overflowed"].get<int>());
 }
+
+TEST_CASE("wgmma-numerics (quick, sm_90a): every instruction classified or its miss reported, the same bits twice") {
+  const ProbeContext ctx = test::probe_context(true);
+  const ProbeInfo* p = registry().find("wgmma-numerics");
+  REQUIRE(p != nullptr);
+  const ProbeOutput o = p->run(ctx);
+  if (ctx.cc_major != 9 || ctx.cc_minor != 0) {
+    CHECK(o.skipped.has_value());
+    return;
+  }
+  REQUIRE_FALSE(o.skipped.has_value());
+  for (const auto& e : o.details["instructions"]) {
+    std::printf("  %-36s %s\n", e["instruction"].get<std::string>().c_str(),
+                e.contains("summary") ? e["summary"].get<std::string>().c_str() : e.dump().c_str());
+    CHECK_MESSAGE(e.contains("summary"), e.dump());  // no descriptor-convention failure
+  }
+  CHECK(o.instructions.size() == 5);
+  for (const auto& ti : o.instructions) {
+    INFO(ti.key());
+    REQUIRE(ti.numerics.has_value());
+    CHECK(ti.numerics->note.rfind("the same bits in two runs", 0) == 0);
+    CHECK(ti.numerics->verdicts.at("products") == "exact");
+  }
+}
