@@ -312,6 +312,23 @@ std::vector<KernelKind> builtin_kinds() {
     k.model = [](const KernelParams& p, Precision pr) {
       return checked([&] { return gemm_model(get(p, "m"), get(p, "n"), get(p, "k"), pr); });
     };
+    // Square problems: A, B and C (3 n^2 D) fill the working set.
+    k.params_for_bytes = [](double bytes, Precision pr) {
+      const double n = std::max(1.0, std::round(std::sqrt(bytes / (3.0 * bytes_per_value(pr)))));
+      return KernelParams{{"m", n}, {"n", n}, {"k", n}};
+    };
+    k.params_for_count = [](double c) { return KernelParams{{"m", c}, {"n", c}, {"k", c}}; };
+    // The compute-bound side of the model (Hopper paper's "tensor cores remain advantageous"):
+    // square sizes 1024 .. 16384, not a working-set sweep.
+    k.sweep_points = [](double, Precision, bool quick) {
+      std::vector<KernelParams> out;
+      for (double n : {1024.0, 2048.0, 4096.0, 8192.0, 16384.0}) {
+        if (quick && (n == 2048.0 || n == 16384.0)) continue;
+        out.push_back({{"m", n}, {"n", n}, {"k", n}});
+      }
+      return out;
+    };
+    k.size_text = [](const KernelParams& p) { return num(get(p, "m")) + "x" + num(get(p, "n")) + "x" + num(get(p, "k")); };
     k.order = 60;
     t.push_back(std::move(k));
   }
