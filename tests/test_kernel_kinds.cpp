@@ -326,3 +326,19 @@ TEST_CASE("no kernel-name string comparisons outside the kind table and the vari
   for (const auto& h : hits) MESSAGE(h);
   CHECK(hits.empty());
 }
+
+TEST_CASE("gemm: square sweep 1024..16384 (quick 3 sizes), sizes by count and by working set, its size text") {
+  const KernelKind& k = kernel_kind("gemm");
+  REQUIRE(k.sweep_points);
+  const auto full = k.sweep_points(60e6, Precision::fp64, false), quick = k.sweep_points(60e6, Precision::bf16, true);
+  REQUIRE(full.size() == 5);
+  CHECK(full.front().at("m") == 1024);
+  CHECK(full.back().at("k") == 16384);
+  CHECK(quick.size() == 3);
+  for (const auto& p : full) CHECK((p.at("m") == p.at("n") && p.at("n") == p.at("k")));
+  CHECK(k.params_for_count(4096) == KernelParams{{"m", 4096}, {"n", 4096}, {"k", 4096}});
+  CHECK(kernel_size_text("gemm", {{"m", 4096}, {"n", 2048}, {"k", 512}}) == "4096x2048x512");
+  const KernelModel m = make_kernel_model(k, k.params_for_count(8192), Precision::bf16);
+  CHECK(m.work_flop == 2.0 * 8192 * 8192 * 8192);
+  CHECK(m.traffic_bytes == (3.0 + 1.0) * 8192 * 8192 * 2);  // A, B; C read and written
+}
