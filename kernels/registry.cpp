@@ -88,7 +88,8 @@ std::vector<const KernelVariant*> select_variants(const std::vector<std::string>
   }
   std::vector<const KernelVariant*> out;
   for (const auto& v : registry())
-    if (kinds.empty() || std::any_of(kinds.begin(), kinds.end(), [&](const std::string& k) { return selects(k, v); }))
+    if (kinds.empty() ? !kernel_kind(v.kind).opt_in
+                      : std::any_of(kinds.begin(), kinds.end(), [&](const std::string& k) { return selects(k, v); }))
       out.push_back(&v);
   return out;
 }

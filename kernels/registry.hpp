@@ -93,7 +93,7 @@ struct KernelVariant {
 
 // Every registered variant, ordered by (kind order, precision, unit).
 const std::vector<KernelVariant>& registry();
-// Variants of the named kinds (empty = all); a name also selects the kinds it prefixes up to a
+// Variants of the named kinds (empty = all but the opt-in kinds, e.g. gemm); a name also selects the kinds it prefixes up to a
 // '-' ("spmv" selects spmv-csr). Throws std::invalid_argument naming the kinds that
 // have variants for an unknown one.
 std::vector<const KernelVariant*> select_variants(const std::vector<std::string>& kinds);

@@ -329,6 +329,7 @@ std::vector<KernelKind> builtin_kinds() {
       return out;
     };
     k.size_text = [](const KernelParams& p) { return num(get(p, "m")) + "x" + num(get(p, "n")) + "x" + num(get(p, "k")); };
+    k.opt_in = true;
     k.order = 60;
     t.push_back(std::move(k));
   }

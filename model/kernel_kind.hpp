@@ -71,6 +71,9 @@ struct KernelKind {
   std::function<std::string(const KernelParams&)> input_label;
   // validate --shapes/--domain/--steps choose this kind's sweep points (model/stencil_shape.hpp).
   bool stencil_inputs = false;
+  // validate runs this kind only when --kernels names it (GEMM: a minute of compute-bound runs that
+  // a memory-bound validation does not need).
+  bool opt_in = false;
   // The report's per-input plot (GPGPU'25 Figures 7 and 8): the bar group of a result beside its
   // label (stencil: "9000x9000 t=3"; empty: the label alone), the FLOP per unit of the plotted rate
   // (stencil: 2|S| per grid point and step; empty: 1, FLOP/s) and the rate's axis label.

@@ -342,3 +342,9 @@ TEST_CASE("gemm: square sweep 1024..16384 (quick 3 sizes), sizes by count and by
   CHECK(m.work_flop == 2.0 * 8192 * 8192 * 8192);
   CHECK(m.traffic_bytes == (3.0 + 1.0) * 8192 * 8192 * 2);  // A, B; C read and written
 }
+
+TEST_CASE("opt-in kinds (gemm) run only when named") {
+  CHECK(kernel_kind("gemm").opt_in);
+  CHECK_FALSE(kernel_kind("scale").opt_in);
+  for (const auto* v : ceiling::kernels::select_variants({})) CHECK_FALSE(kernel_kind(v->kind).opt_in);
+}
