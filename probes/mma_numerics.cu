@@ -78,7 +78,7 @@ std::vector<double> run_dot_cases(const nx::Format& in, const nx::Format& out, c
     CUDA_CHECK(cudaMemcpy(db.data(), hb.data(), db.bytes(), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(dd.data(), hc.data(), dd.bytes(), cudaMemcpyHostToDevice));
     const int threads = 128, blocks = (groups * 32 + threads - 1) / threads;
-    mma_groups_kernel<Op><<<blocks, threads>>>(da.data(), db.data(), dd.data(), groups);
+    mma_groups_kernel<Op><<<blocks, threads>>>(da.data(), db.data(), dd.data(), groups, 0);
     CUDA_CHECK_LAUNCH();
     std::vector<typename Op::CReg> hd(hc.size());
     CUDA_CHECK(cudaMemcpy(hd.data(), dd.data(), dd.bytes(), cudaMemcpyDeviceToHost));
@@ -126,7 +126,7 @@ std::string integer_check(int cases, std::mt19937_64& rng) {
   CUDA_CHECK(cudaMemcpy(da.data(), ha.data(), da.bytes(), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(db.data(), hb.data(), db.bytes(), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(dd.data(), hc.data(), dd.bytes(), cudaMemcpyHostToDevice));
-  mma_groups_kernel<Op><<<(groups * 32 + 127) / 128, 128>>>(da.data(), db.data(), dd.data(), groups);
+  mma_groups_kernel<Op><<<(groups * 32 + 127) / 128, 128>>>(da.data(), db.data(), dd.data(), groups, 0);
   CUDA_CHECK_LAUNCH();
   std::vector<typename Op::CReg> hd(hc.size());
   CUDA_CHECK(cudaMemcpy(hd.data(), dd.data(), dd.bytes(), cudaMemcpyDeviceToHost));

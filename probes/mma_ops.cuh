@@ -128,11 +128,11 @@ CEILING_MMA_OP(E5M2_m16n8k32, "m16n8k32", 16, 8, 32, e5m2, f32, uint32_t, float,
                CEILING_CC_F, CEILING_AC_R)
 
 // One mma per warp on fragments in memory: warp w reads group w (32 lanes x NA / NB / NC registers,
-// lane-major), D overwrites C. The product checks of the mma probe (one group) and the numeric probe
-// (thousands) run it.
+// lane-major), D overwrites C. The product checks of the mma probe (one group, dense or sparse) and
+// the numeric probe (thousands) run it. `metadata`: the sparse A's metadata word (ignored when dense).
 template <class Op>
 __global__ void mma_groups_kernel(const typename Op::AReg* a, const typename Op::AReg* b, typename Op::CReg* d,
-                                  int groups) {
+                                  int groups, uint32_t metadata) {
   const int warp = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32), lane = threadIdx.x & 31;
   if (warp >= groups) return;  // whole warps only
   const size_t w = static_cast<size_t>(warp) * 32 + lane;
@@ -144,7 +144,8 @@ __global__ void mma_groups_kernel(const typename Op::AReg* a, const typename Op:
   for (int r = 0; r < Op::NB; ++r) br[r] = b[w * Op::NB + r];
 #pragma unroll
   for (int r = 0; r < Op::NC; ++r) acc[r] = d[w * Op::NC + r];
-  Op::mma(acc, ar, br);
+  if constexpr (Op::sparse) Op::mma_meta(acc, ar, br, metadata);
+  else Op::mma(acc, ar, br);
 #pragma unroll
   for (int r = 0; r < Op::NC; ++r) d[w * Op::NC + r] = acc[r];
 }

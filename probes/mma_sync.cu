@@ -98,8 +98,9 @@ struct MmaRunner {
   std::function<int(int)> max_warps;  // per ILP: what the kernel's register use allows per block
 };
 
+// A[row * cols + col]: cols = K, or K/2 for a sparse A's compressed values.
 template <class Op>
-std::vector<typename Op::AReg> pack_a(const std::vector<double>& A) {
+std::vector<typename Op::AReg> pack_a(const std::vector<double>& A, int cols = Op::K) {
   using L = Layout<Op>;
   std::vector<typename Op::AReg> out(32 * Op::NA);
   for (int lane = 0; lane < 32; ++lane)
@@ -108,7 +109,7 @@ std::vector<typename Op::AReg> pack_a(const std::vector<double>& A) {
       for (int j = 0; j < L::e; ++j) {
         int row, col;
         L::a(lane, r, j, row, col);
-        bits |= encode(Op::a_elem, A[row * Op::K + col]) << (j * elem_bits(Op::a_elem));
+        bits |= encode(Op::a_elem, A[row * cols + col]) << (j * elem_bits(Op::a_elem));
       }
       std::memcpy(&out[lane * Op::NA + r], &bits, sizeof(typename Op::AReg));
     }
@@ -175,7 +176,7 @@ std::optional<std::string> check_product(std::mt19937_64& rng) {
   CUDA_CHECK(cudaMemcpy(da.data(), ha.data(), da.bytes(), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(db.data(), hb.data(), db.bytes(), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(dd.data(), hc.data(), dd.bytes(), cudaMemcpyHostToDevice));
-  mma_groups_kernel<Op><<<1, 32>>>(da.data(), db.data(), dd.data(), 1);
+  mma_groups_kernel<Op><<<1, 32>>>(da.data(), db.data(), dd.data(), 1, 0);
   CUDA_CHECK_LAUNCH();
   std::vector<typename Op::CReg> hd(hc.size());
   CUDA_CHECK(cudaMemcpy(hd.data(), dd.data(), dd.bytes(), cudaMemcpyDeviceToHost));
@@ -198,24 +199,6 @@ std::optional<std::string> check_product(std::mt19937_64& rng) {
   return std::nullopt;
 }
 
-// One sparse mma with metadata word e in every lane (one group of fragments).
-template <class Op>
-__global__ void mma_sparse_check_kernel(const typename Op::AReg* a, const typename Op::AReg* b, typename Op::CReg* d,
-                                        uint32_t e) {
-  const int lane = threadIdx.x;
-  typename Op::AReg ar[Op::NA], br[Op::NB];
-  typename Op::CReg acc[Op::NC];
-#pragma unroll
-  for (int r = 0; r < Op::NA; ++r) ar[r] = a[lane * Op::NA + r];
-#pragma unroll
-  for (int r = 0; r < Op::NB; ++r) br[r] = b[lane * Op::NB + r];
-#pragma unroll
-  for (int r = 0; r < Op::NC; ++r) acc[r] = d[lane * Op::NC + r];
-  Op::mma_meta(acc, ar, br, e);
-#pragma unroll
-  for (int r = 0; r < Op::NC; ++r) d[lane * Op::NC + r] = acc[r];
-}
-
 // 2:4 sparse product, once per valid metadata nibble (every chunk of every row the same pattern,
 // so the metadata's thread layout does not matter): compressed A (M x K/2) in the dense layout of
 // that shape, each row expanded by probes/host/sparse24 for the CPU reference.
@@ -228,17 +211,7 @@ std::optional<std::string> check_sparse_product(std::mt19937_64& rng) {
     for (auto& x : Ac) x = draw_exact(Op::a_elem, rng);
     for (auto& x : B) x = draw_exact(Op::a_elem, rng);
     for (auto& x : C) x = draw_exact(Elem::s8, rng);
-    std::vector<typename Op::AReg> ha(32 * Op::NA);
-    for (int lane = 0; lane < 32; ++lane)
-      for (int r = 0; r < Op::NA; ++r) {
-        uint64_t bits = 0;
-        for (int j = 0; j < L::e; ++j) {
-          int row, col;
-          L::a(lane, r, j, row, col);
-          bits |= encode(Op::a_elem, Ac[row * KC + col]) << (j * elem_bits(Op::a_elem));
-        }
-        std::memcpy(&ha[lane * Op::NA + r], &bits, sizeof(typename Op::AReg));
-      }
+    const auto ha = pack_a<Op>(Ac, KC);
     const auto hb = pack_b<Op>(B);
     std::vector<typename Op::CReg> hc(32 * Op::NC);
     for (int lane = 0; lane < 32; ++lane)
@@ -253,7 +226,7 @@ std::optional<std::string> check_sparse_product(std::mt19937_64& rng) {
     CUDA_CHECK(cudaMemcpy(da.data(), ha.data(), da.bytes(), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(db.data(), hb.data(), db.bytes(), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(dd.data(), hc.data(), dd.bytes(), cudaMemcpyHostToDevice));
-    mma_sparse_check_kernel<Op><<<1, 32>>>(da.data(), db.data(), dd.data(), numerics::uniform_metadata(nib));
+    mma_groups_kernel<Op><<<1, 32>>>(da.data(), db.data(), dd.data(), 1, numerics::uniform_metadata(nib));
     CUDA_CHECK_LAUNCH();
     std::vector<typename Op::CReg> hd(hc.size());
     CUDA_CHECK(cudaMemcpy(hd.data(), dd.data(), dd.bytes(), cudaMemcpyDeviceToHost));

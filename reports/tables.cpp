@@ -330,19 +330,24 @@ Table mma_table(const ReportInput& in) {
 
 // ---- numeric behaviour (issue 13; Sun et al. §8, Tables 12-15) ----
 
-// The GPUs with numerics, then the reference descriptors (papers' figures) not among them.
-std::vector<const GpuInput*> numerics_columns(const ReportInput& in) {
+// The GPUs for which `has` holds, then the reference descriptors (papers' figures) for which it
+// holds and that are not among the GPUs.
+template <class Pred>
+std::vector<const GpuInput*> columns_with(const ReportInput& in, Pred has) {
   std::vector<const GpuInput*> cols;
-  auto has = [](const GpuInput& g) {
-    return std::any_of(g.hw.tensor_instructions.begin(), g.hw.tensor_instructions.end(),
-                       [](const TensorInstruction& t) { return t.numerics.has_value(); });
-  };
   for (const auto& g : in.gpus)
     if (has(g)) cols.push_back(&g);
   for (const auto& r : in.references)
     if (has(r) && std::none_of(in.gpus.begin(), in.gpus.end(), [&](const GpuInput& g) { return g.hw.id == r.hw.id; }))
       cols.push_back(&r);
   return cols;
+}
+
+std::vector<const GpuInput*> numerics_columns(const ReportInput& in) {
+  return columns_with(in, [](const GpuInput& g) {
+    return std::any_of(g.hw.tensor_instructions.begin(), g.hw.tensor_instructions.end(),
+                       [](const TensorInstruction& t) { return t.numerics.has_value(); });
+  });
 }
 
 std::vector<std::string> numerics_keys(const std::vector<const GpuInput*>& cols) {
@@ -471,16 +476,10 @@ Table shared_access_table(const ReportInput& in) {
   t.caption = "Completion latency of one warp's dependent loads (cycles) under N-way bank conflicts (64-bit: 2-way, "
               "128-bit: 4-way are the conflict-free accesses of 256 and 512 bytes per warp), and bytes per clock per "
               "SM of independent loads from every SM (probe shared-access).";
-  auto has = [](const GpuInput& g) {
+  const auto cols = columns_with(in, [](const GpuInput& g) {
     auto l = g.hw.memory.find(MemoryLevelKind::shared);
     return l != g.hw.memory.end() && !l->second.extra.empty();
-  };
-  std::vector<const GpuInput*> cols;
-  for (const auto& g : in.gpus)
-    if (has(g)) cols.push_back(&g);
-  for (const auto& r : in.references)
-    if (has(r) && std::none_of(in.gpus.begin(), in.gpus.end(), [&](const GpuInput& g) { return g.hw.id == r.hw.id; }))
-      cols.push_back(&r);
+  });
   t.groups.push_back({"", 1});
   t.columns.push_back("");
   for (const auto* g : cols) {
