@@ -10,6 +10,7 @@
 
 #include "host/numerics.hpp"
 #include "mma_ops.cuh"
+#include "numerics_record.hpp"
 #include "probe_util.hpp"
 
 namespace ceiling::probes::compute {
@@ -186,12 +187,6 @@ std::vector<NumericsEntry> entries() {
   return v;
 }
 
-double three_digits(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2e", v);
-  return std::strtod(buf, nullptr);
-}
-
 ProbeOutput run_numerics(const ProbeContext& ctx) {
   ProbeOutput out;
   const int cc = 10 * ctx.cc_major + ctx.cc_minor;
@@ -212,41 +207,14 @@ ProbeOutput run_numerics(const ProbeContext& ctx) {
     // Verdicts from constructed cases; the same bits on every run (checked: twice).
     const auto cases = nx::constructed_cases(e.shape, 0x5EED);
     const auto r1 = e.run(cases), r2 = e.run(cases);
-    bool same_bits = true;
-    for (size_t i = 0; i < r1.size(); ++i)
-      if (!(r1[i] == r2[i] || (std::isnan(r1[i]) && std::isnan(r2[i])))) same_bits = false;
-    const nx::Classification cl = nx::classify(e.shape, cases, r1);
     // The paper's tables.
     const nx::ErrorPlan plan = nx::error_plan(e.shape, samples, 2024);
     const auto rows = nx::error_table(e.shape, plan, e.run(plan.cases));
-    NumericBehaviour nb;
-    nb.verdicts["products"] = cl.products_exact ? "exact" : "not exact";
-    for (const auto& p : cl.parameters) nb.verdicts[p.name] = p.value;
-    nb.summary = cl.summary;
-    for (const auto& r : rows) {
-      const std::string init = r.init_low ? "init_low" : "init_fp32";
-      nb.errors[nx::experiment_name(r.experiment)][init] = three_digits(r.mean_abs_fp32);
-      if (e.shape.out != &nx::fp32()) nb.errors_out[nx::experiment_name(r.experiment)][init] = three_digits(r.mean_abs_out);
-    }
-    nb.cases = cl.cases;
-    nb.models = cl.consistent;
-    nb.samples = samples;
-    nb.probe = "mma-numerics";
-    nb.date = date;
-    nb.note = same_bits ? "the same bits in two runs" : "NOT the same bits in two runs";
+    NumericsRecord rec = numerics_record(key, e.shape, cases, r1, r2, rows, samples, "mma-numerics", date);
     TensorInstruction ti = e.proto;
-    ti.numerics = nb;
+    ti.numerics = std::move(rec.behaviour);
     out.instructions.push_back(ti);
-    nlohmann::json models = nlohmann::json::array();
-    for (const auto& m : cl.models) models.push_back(m.describe());
-    nlohmann::json tbl = nlohmann::json::array();
-    for (const auto& r : rows)
-      tbl.push_back({{"experiment", nx::experiment_name(r.experiment)}, {"init", r.init_low ? "low" : "fp32"},
-                     {"mean_abs_fp32", r.mean_abs_fp32}, {"mean_abs_out", r.mean_abs_out},
-                     {"max_rel_fp32", r.max_rel_fp32}, {"samples", r.samples}});
-    jv.push_back({{"instruction", key}, {"summary", cl.summary}, {"same_bits", same_bits}, {"cases", cl.cases},
-                  {"models", models}, {"consistent", cl.consistent}, {"closest_misses", cl.closest_misses},
-                  {"first_miss", cl.first_miss}, {"errors", tbl}});
+    jv.push_back(std::move(rec.details));
     if (e.chain) {
       for (const auto& p : nx::chain_errors(e.shape, e.run, chain_len, chains, 7))
         jchains.push_back({{"instruction", key}, {"input", e.shape.in->name}, {"length", p.length},

@@ -14,6 +14,7 @@
 
 #include "host/numerics.hpp"
 #include "mma_wgmma_ops.cuh"
+#include "numerics_record.hpp"
 #include "probe_util.hpp"
 
 namespace ceiling::probes::compute {
@@ -622,36 +623,14 @@ ProbeOutput run_wgmma_numerics(const ProbeContext& ctx) {
     auto dev = [&](const std::vector<numerics::DotCase>& c) { return e.run(c, lbo, sbo); };
     const auto cases = numerics::constructed_cases(e.shape, 0x5EED);
     const auto r1 = dev(cases), r2 = dev(cases);
-    bool same_bits = true;
-    for (size_t i = 0; i < r1.size(); ++i)
-      if (!(r1[i] == r2[i] || (std::isnan(r1[i]) && std::isnan(r2[i])))) same_bits = false;
-    const numerics::Classification cl = numerics::classify(e.shape, cases, r1);
     const numerics::ErrorPlan plan = numerics::error_plan(e.shape, samples, 2024);
     const auto rows = numerics::error_table(e.shape, plan, dev(plan.cases));
-    NumericBehaviour nb;
-    nb.verdicts["products"] = cl.products_exact ? "exact" : "not exact";
-    for (const auto& p : cl.parameters) nb.verdicts[p.name] = p.value;
-    nb.summary = cl.summary;
-    for (const auto& row : rows) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.2e", row.mean_abs_fp32);
-      nb.errors[numerics::experiment_name(row.experiment)][row.init_low ? "init_low" : "init_fp32"] = std::strtod(buf, nullptr);
-    }
-    nb.cases = cl.cases;
-    nb.models = cl.consistent;
-    nb.samples = samples;
-    nb.probe = "wgmma-numerics";
-    nb.date = date;
-    nb.note = std::string(same_bits ? "the same bits in two runs" : "NOT the same bits in two runs") +
-              "; SS operands, lbo " + std::to_string(lbo) + " B, sbo " + std::to_string(sbo) + " B";
+    NumericsRecord rec = numerics_record(key, e.shape, cases, r1, r2, rows, samples, "wgmma-numerics", date,
+                                         "; SS operands, lbo " + std::to_string(lbo) + " B, sbo " + std::to_string(sbo) + " B");
     TensorInstruction ti = e.proto;
-    ti.numerics = nb;
+    ti.numerics = std::move(rec.behaviour);
     out.instructions.push_back(ti);
-    nlohmann::json models = nlohmann::json::array();
-    for (const auto& m : cl.models) models.push_back(m.describe());
-    jv.push_back({{"instruction", key}, {"summary", cl.summary}, {"same_bits", same_bits}, {"cases", cl.cases},
-                  {"models", models}, {"consistent", cl.consistent}, {"closest_misses", cl.closest_misses},
-                  {"first_miss", cl.first_miss}});
+    jv.push_back(std::move(rec.details));
   }
   out.details["instructions"] = jv;
   return out;

@@ -57,7 +57,7 @@ def main():
     a = ap.parse_args()
     dev = torch.device("cuda", a.device)
     torch.cuda.set_device(dev)
-    result = {"device": torch.cuda.get_device_name(dev), "torch": torch.__version__, "bytes": a.bytes,
+    result = {"device": torch.cuda.get_device_name(dev), "device_index": a.device, "torch": torch.__version__, "bytes": a.bytes,
               "small": a.small, "repeats": a.repeats, "paths": {}}
     for path in ("h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable"):
         pinned = path.endswith("pinned")
@@ -97,6 +97,41 @@ def main():
             "latency_min": min(fig["small"]),
             "timing": "cuda events" if pinned else "host clock + synchronize",
         }
+    # GPU -> GPU (issue 18): copy_ between two devices' tensors, as a user moves data between GPUs.
+    # PyTorch issues a cross-device copy on the source device's current stream (peer access is
+    # enabled by PyTorch where the pair allows it), so the events are recorded there.
+    n_dev = torch.cuda.device_count()
+    result["device_count"] = n_dev
+    for i in range(n_dev):
+        for j in range(n_dev):
+            if i == j:
+                continue
+            name = f"peer_{i}_{j}"
+            fig = {}
+            for kind, n in (("large", a.bytes), ("small", a.small)):
+                src = torch.randint(0, 255, (n,), dtype=torch.uint8, device=torch.device("cuda", i))
+                dst = torch.full((n,), 0xA5, dtype=torch.uint8, device=torch.device("cuda", j))
+                fn = lambda d=dst, s_=src: d.copy_(s_, non_blocking=True)
+                with torch.cuda.device(i):
+                    fn()
+                    torch.cuda.synchronize(i)
+                    torch.cuda.synchronize(j)
+                    if not torch.equal(dst.cpu(), src.cpu()):
+                        fig["error"] = f"{kind} copy gave wrong bytes"
+                        break
+                    fig[kind] = events(fn, a.repeats)
+                torch.cuda.synchronize(j)
+            if "error" in fig:
+                result["paths"][name] = {"error": fig["error"]}
+                continue
+            result["paths"][name] = {
+                "bandwidth": a.bytes / statistics.median(fig["large"]),
+                "bandwidth_max": a.bytes / min(fig["large"]),
+                "latency": statistics.median(fig["small"]),
+                "latency_min": min(fig["small"]),
+                "timing": "cuda events on the source device's stream",
+                "can_access_peer": bool(torch.cuda.can_device_access_peer(i, j)),
+            }
     print(json.dumps(result, indent=1))
     return 0
 

@@ -1,11 +1,13 @@
 #include "numerics.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace ceiling::numerics {
 
@@ -35,6 +37,7 @@ std::string Hypothesis::describe() const {
   if (extra_bits == kExact) os << "exact sums";
   else os << extra_bits << " extra bits (truncated)";
   os << ", " << round_name(round) << " to " << (inter ? inter->name : "?");
+  if (extra_bits != kExact && align_nominal) os << ", aligned on 2 integer bits (products at ea+eb+1, C at ec+1)";
   os << (c_after ? ", C added after (RN)" : ", C inside");
   os << ", A/B subnormals " << (flush_ab ? "flushed" : "kept") << ", C subnormals "
      << (flush_c ? "flushed" : "kept") << ", results " << (flush_out ? "flushed" : "kept");
@@ -46,22 +49,31 @@ double emulate(const Hypothesis& h, const NumericShape& s, const DotCase& c) {
   const int K = s.K;
   if (K > 64) throw std::invalid_argument("emulate: K above 64");
   double p[64];
-  for (int k = 0; k < K; ++k)
-    p[k] = flush_if(h.flush_ab, c.a[k], *s.in) * flush_if(h.flush_ab, c.b[k], *s.in);  // exact in double
+  int pe[64];  // alignment exponent of each product (align_nominal)
+  for (int k = 0; k < K; ++k) {
+    const double a = flush_if(h.flush_ab, c.a[k], *s.in), b = flush_if(h.flush_ab, c.b[k], *s.in);
+    p[k] = a * b;  // exact in double
+    pe[k] = (a != 0 && b != 0) ? exponent_of(a) + exponent_of(b) + 1 : 0;
+  }
   const double c0 = flush_if(h.flush_c, c.c, *s.out);
   double acc = h.c_after ? 0.0 : c0;
   for (int start = 0; start < K && std::isfinite(acc); start += h.block) {
     double terms[65];
+    int te[65];  // alignment exponents
     int n = 0;
+    te[n] = acc != 0 ? exponent_of(acc) + (h.align_nominal ? 1 : 0) : 0;
     terms[n++] = acc;
-    for (int k = start; k < std::min(K, start + h.block); ++k) terms[n++] = p[k];
+    for (int k = start; k < std::min(K, start + h.block); ++k) {
+      te[n] = h.align_nominal ? pe[k] : (p[k] != 0 ? exponent_of(p[k]) : 0);
+      terms[n++] = p[k];
+    }
     ExactSum sum;
     if (h.extra_bits == Hypothesis::kExact) {
       for (int i = 0; i < n; ++i) sum.add(terms[i]);
     } else {
       int emax = std::numeric_limits<int>::min();
       for (int i = 0; i < n; ++i)
-        if (terms[i] != 0) emax = std::max(emax, exponent_of(terms[i]));
+        if (terms[i] != 0) emax = std::max(emax, te[i]);
       if (emax == std::numeric_limits<int>::min()) {
         acc = 0;
         continue;
@@ -106,8 +118,10 @@ std::vector<Hypothesis> hypothesis_grid(const NumericShape& s) {
         for (Round r : {Round::nearest_even, Round::toward_zero, Round::down, Round::up})
           for (const Format* f : inters)
             for (int ca = 0; ca < 2; ++ca)
-              for (int fl = 0; fl < 8; ++fl) {
+              for (int fl = 0; fl < 8; ++fl)
+                for (int al = 0; al < (e == Hypothesis::kExact ? 1 : 2); ++al) {
                 Hypothesis h;
+                h.align_nominal = al;
                 h.block = b;
                 h.extra_bits = e;
                 h.round = r;
@@ -434,55 +448,82 @@ Classification classify(const NumericShape& s, const std::vector<DotCase>& cases
   if (!mult) cl.products_exact = false;
 
   const auto grid = hypothesis_grid(s);
-  std::vector<Hypothesis> fit;
+  // The grid is 20k-60k models over ~1000-2000 cases: split it over the host's cores (each
+  // model's verdict is independent; the result does not depend on the split).
+  const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 64);
+  const auto parallel = [&](auto&& body) {  // body(first, last) over grid indices
+    std::vector<std::thread> ts;
+    const size_t chunk = (grid.size() + workers - 1) / workers;
+    for (size_t w = 0; w < workers; ++w) {
+      const size_t lo = w * chunk, hi = std::min(grid.size(), lo + chunk);
+      if (lo < hi) ts.emplace_back([&body, lo, hi] { body(lo, hi); });
+    }
+    for (auto& t : ts) t.join();
+  };
   // Pass 1: the models that reproduce every case (each stops at its first miss).
   std::vector<size_t> survived(grid.size(), cases.size());
-  for (size_t g = 0; g < grid.size(); ++g) {
-    for (size_t i = 0; i < cases.size(); ++i)
-      if (!same(emulate(grid[g], s, cases[i]), results[i])) {
-        survived[g] = i;
-        break;
-      }
-    if (survived[g] == cases.size()) fit.push_back(grid[g]);
-  }
-  // Pass 2, only when none fits: the closest model (fewest misses, pruned at the best so far).
-  int best = std::numeric_limits<int>::max();
-  const Hypothesis* closest = nullptr;
-  size_t closest_miss = 0;
-  std::vector<size_t> order(grid.size());
-  for (size_t g = 0; g < grid.size(); ++g) order[g] = g;
-  // Longest survivors first: the best count falls fast and prunes the rest.
-  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return survived[x] > survived[y]; });
-  if (fit.empty())
-    for (size_t g : order) {
-      const Hypothesis& h = grid[g];
-      int misses = 0;
-      size_t first = 0;
-      for (size_t i = 0; i < cases.size() && misses < best; ++i)
-        if (!same(emulate(h, s, cases[i]), results[i])) {
-          if (!misses) first = i;
-          ++misses;
+  parallel([&](size_t lo, size_t hi) {
+    for (size_t g = lo; g < hi; ++g)
+      for (size_t i = 0; i < cases.size(); ++i)
+        if (!same(emulate(grid[g], s, cases[i]), results[i])) {
+          survived[g] = i;
+          break;
         }
-      if (misses < best) {
-        best = misses;
-        closest = &h;
-        closest_miss = first;
-      }
-    }
-  cl.consistent = static_cast<int>(fit.size());
-  for (size_t i = 0; i < fit.size() && i < 64; ++i) cl.models.push_back(fit[i]);
+  });
+  std::vector<Hypothesis> fit;
+  for (size_t g = 0; g < grid.size(); ++g)
+    if (survived[g] == cases.size()) fit.push_back(grid[g]);
   if (fit.empty()) {
+    // Pass 2, only when none fits: the closest models (fewest misses; ties kept). Each model
+    // stops counting once it is past the best count known (a shared bound, only ever lowered).
+    std::vector<int> misses(grid.size(), std::numeric_limits<int>::max());
+    std::vector<size_t> first(grid.size(), 0);
+    std::atomic<int> bound{std::numeric_limits<int>::max()};
+    std::vector<size_t> order(grid.size());
+    for (size_t g = 0; g < grid.size(); ++g) order[g] = g;
+    // Longest survivors first in every chunk: the bound falls fast and prunes the rest.
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return survived[x] > survived[y]; });
+    std::vector<size_t> interleaved;  // deal the sorted models round-robin so each worker gets good ones early
+    interleaved.reserve(order.size());
+    for (size_t w = 0; w < workers; ++w)
+      for (size_t j = w; j < order.size(); j += workers) interleaved.push_back(order[j]);
+    parallel([&](size_t lo, size_t hi) {
+      for (size_t j = lo; j < hi; ++j) {
+        const size_t g = interleaved[j];
+        int m = 0;
+        size_t f = 0;
+        for (size_t i = 0; i < cases.size() && m <= bound.load(std::memory_order_relaxed); ++i)
+          if (!same(emulate(grid[g], s, cases[i]), results[i])) {
+            if (!m) f = i;
+            ++m;
+          }
+        if (m > bound.load(std::memory_order_relaxed)) continue;
+        misses[g] = m;
+        first[g] = f;
+        int cur = bound.load(std::memory_order_relaxed);
+        while (m < cur && !bound.compare_exchange_weak(cur, m, std::memory_order_relaxed)) {
+        }
+      }
+    });
+    const int best = bound.load();
+    size_t first_model = grid.size();
+    for (size_t g = 0; g < grid.size(); ++g)
+      if (misses[g] == best) {
+        fit.push_back(grid[g]);
+        if (first_model == grid.size()) first_model = g;
+      }
+    cl.closest = true;
     cl.closest_misses = best;
-    cl.closest_model = closest ? closest->describe() : "";
-    if (closest) {
-      const auto& c = cases[closest_miss];
-      cl.first_miss = c.tag + ": device " + fmt_double(results[closest_miss]) + ", model " +
-                      fmt_double(emulate(*closest, s, c));
+    if (first_model < grid.size()) {
+      cl.closest_model = grid[first_model].describe();
+      const auto& c = cases[first[first_model]];
+      cl.first_miss = c.tag + ": device " + fmt_double(results[first[first_model]]) + ", model " +
+                      fmt_double(emulate(grid[first_model], s, c));
     }
-    cl.summary = "no model of the family reproduces every case (closest: " + cl.closest_model + ", " +
-                 std::to_string(best) + " of " + std::to_string(cl.cases) + " cases differ; first " + cl.first_miss + ")";
-    return cl;
+  } else {
+    cl.consistent = static_cast<int>(fit.size());
   }
+  for (size_t i = 0; i < fit.size() && i < 64; ++i) cl.models.push_back(fit[i]);
   auto add = [&](const std::string& n, const std::string& v) { cl.parameters.push_back({n, v}); };
   {
     std::set<int> b;
@@ -495,6 +536,15 @@ Classification classify(const NumericShape& s, const std::vector<DotCase>& cases
     std::set<int> e;
     for (const auto& h : fit) e.insert(h.extra_bits);
     add("extra_bits", range_text(e, 30));
+  }
+  {
+    std::set<std::string> v;
+    for (const auto& h : fit)
+      if (h.extra_bits != Hypothesis::kExact) v.insert(h.align_nominal ? "2 integer bits" : "exact exponent");
+    std::string t;
+    for (const auto& x : v) t += (t.empty() ? "" : "|") + x;
+    if (v.size() == 2) t = "undetermined (exact exponent|2 integer bits)";
+    if (!t.empty()) add("alignment", t);
   }
   add("rounding", values_of(fit, [](const Hypothesis& h) { return std::string(round_name(h.round)); }, 4,
                                  "undetermined (every direction fits)"));
@@ -510,9 +560,19 @@ Classification classify(const NumericShape& s, const std::vector<DotCase>& cases
   flag("subnormal_c", [](const Hypothesis& h) { return h.flush_c; });
   flag("subnormal_d", [](const Hypothesis& h) { return h.flush_out; });
   std::ostringstream os;
-  os << (cl.products_exact ? "products exact" : "products NOT exact");
-  for (const auto& p : cl.parameters) os << "; " << p.name << " " << p.value;
-  os << " (" << cl.consistent << " of " << grid.size() << " models fit all " << cl.cases << " cases)";
+  if (cl.closest) {
+    // Stated as the closest description, never as a fit: the verdicts carry "(closest)".
+    for (auto& p : cl.parameters) p.value += " (closest)";
+    os << "no model of the family reproduces every case; the closest " << fit.size() << " (of " << grid.size()
+       << ") miss " << cl.closest_misses << " of " << cl.cases << " cases: "
+       << (cl.products_exact ? "products exact" : "products NOT exact");
+    for (const auto& p : cl.parameters) os << "; " << p.name << " " << p.value;
+    os << "; first miss " << cl.first_miss;
+  } else {
+    os << (cl.products_exact ? "products exact" : "products NOT exact");
+    for (const auto& p : cl.parameters) os << "; " << p.name << " " << p.value;
+    os << " (" << cl.consistent << " of " << grid.size() << " models fit all " << cl.cases << " cases)";
+  }
   cl.summary = os.str();
   return cl;
 }

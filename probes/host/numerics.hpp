@@ -56,6 +56,11 @@ struct Hypothesis {
   const Format* inter = nullptr;      // running-sum format (the output format, or fp32 for fp16 D)
   bool c_after = false;        // C added after every product, by an IEEE round-to-nearest add
   bool flush_ab = false, flush_c = false, flush_out = false;
+  // Alignment reference (only with truncation): false, each term's exact exponent; true, every
+  // term as a significand with 2 integer bits: a product at ea + eb + 1 whatever its value, C (or
+  // the running sum) at its exponent + 1 (hardware that aligns before it normalizes). The H100's
+  // FP16/BF16/TF32 results with FP32 D fit this with 3 extra bits, not the exact-exponent model.
+  bool align_nominal = false;
   std::string describe() const;
 };
 
@@ -86,7 +91,9 @@ struct Classification {
   std::vector<ParameterVerdict> parameters;
   bool products_exact = false;      // every single-product case (c = 0) returned its exact product (rounded once to D's type)
   std::string summary;              // one line for people
-  // When no model fits: the case that the closest model (fewest misses) gets wrong.
+  // When no model fits: `parameters` describe the closest models (fewest misses, ties kept in
+  // `models`), `closest` is set, and first_miss is the case the first of them gets wrong.
+  bool closest = false;
   int closest_misses = 0;
   std::string closest_model, first_miss;
 };
