@@ -1250,6 +1250,143 @@ PlotSpec chain_plot(const GpuInput& g, std::vector<std::string>* warnings) {
   return p;
 }
 
+// Sun et al. Table 6/7 as a picture: each sparse mma's saturated throughput (dense-equivalent
+// FLOP/s: the 2:4 operand counted as the full K) beside the dense instruction of the same types,
+// the same shape where there is one, else the dense shape with the highest throughput.
+PlotSpec sparse_plot(const GpuInput& g) {
+  PlotSpec p;
+  p.name = "sparse-" + g.hw.id;
+  p.gpu_id = g.hw.id;
+  p.title = "Sparse (2:4) vs dense mma throughput: " + g.hw.identity.name + " (" + g.hw.id + ")";
+  std::ostringstream db, csv;
+  csv << "sparse,dense,sparse_tflops,dense_tflops,ratio\n";
+  json data;
+  data["gpu"] = g.hw.id;
+  db << "$sp << EOD\n";
+  int rows = 0;
+  for (const auto& s : g.hw.tensor_instructions) {
+    if (!s.sparse || !s.throughput.measured) continue;
+    const TensorInstruction* best = nullptr;
+    for (const auto& d : g.hw.tensor_instructions) {
+      if (d.sparse || !d.throughput.measured || d.api != s.api || d.input != s.input ||
+          d.input_detail != s.input_detail || d.accumulate != s.accumulate)
+        continue;
+      const bool same = d.shape == s.shape;
+      const bool best_same = best && best->shape == s.shape;
+      if (!best || (same && !best_same) ||
+          (same == best_same && d.throughput.measured->median > best->throughput.measured->median))
+        best = &d;
+    }
+    const double st = s.throughput.measured->median / 1e12;
+    const double dt = best ? best->throughput.measured->median / 1e12 : 0;
+    std::string label = s.api + " " + s.shape + " " +
+                        (s.input_detail.empty() ? std::string(to_string(s.input)) : s.input_detail) + "/" +
+                        std::string(to_string(s.accumulate)) + (best && best->shape != s.shape ? " (vs " + best->shape + ")" : "");
+    for (char& ch : label)
+      if (ch == '"') ch = '\'';
+    db << '"' << label << "\" " << (best ? exact(dt) : std::string("?")) << " " << exact(st) << "\n";
+    csv << csv_field(s.key()) << "," << csv_field(best ? best->key() : std::string()) << "," << exact(st) << ","
+        << (best ? exact(dt) : std::string()) << "," << (best && dt > 0 ? exact(st / dt) : std::string()) << "\n";
+    json e{{"sparse", s.key()}, {"sparse_tflops", st}};
+    if (best) e["dense"] = best->key(), e["dense_tflops"] = dt, e["ratio"] = dt > 0 ? st / dt : 0.0;
+    data["pairs"].push_back(std::move(e));
+    ++rows;
+  }
+  db << "EOD\n";
+  if (!rows) {
+    p.missing_reason = "not measured (no sparse mma in the descriptor)";
+    return p;
+  }
+  std::ostringstream body;
+  body << "  set title " << gp_string(p.title) << "\n"
+       << "  set datafile missing '?'\n"
+       << "  set style data histograms\n"
+       << "  set style histogram clustered gap 1\n"
+       << "  set style fill solid 0.85 border -1\n"
+       << "  set boxwidth 0.9\n"
+       << "  set xtics rotate by -30 font ',9'\n"
+       << "  set rmargin 12\n"
+       << "  set ylabel 'TFLOP/s (TOP/s for integers), dense-equivalent'\n"
+       << "  set yrange [0:*]\n"
+       << "  set grid ytics lc rgb '#dddddd'\n"
+       << "  set key top left box opaque font ',9'\n"
+       << "  plot $sp using 2:xtic(1) lc rgb '" << kPalette[0] << "' title 'dense', \\\n"
+       << "       $sp using 3 lc rgb '" << kPalette[1] << "' title 'sparse 2:4'\n";
+  p.width = 900;
+  p.height = 480;
+  p.datablocks = db.str();
+  p.body = body.str();
+  p.csv = csv.str();
+  p.data = data;
+  p.caption = "Saturated whole-device throughput of each mma.sp (2:4 structured sparsity, metadata 0x4 per group; "
+              "FLOPs counted as the dense product it stands for) next to the dense mma of the same types: the same "
+              "shape where one exists, else the fastest dense shape (named in brackets). A ratio of 2 is what 2:4 "
+              "promises; the probe's details keep every ratio.";
+  return p;
+}
+
+// Sun et al. Table 10 as a picture: one warp's dependent ld.shared latency against the number of
+// lanes that hit one bank (N-way conflicts), one line per access width.
+PlotSpec bank_conflict_plot(const GpuInput& g) {
+  PlotSpec p;
+  p.name = "bank-conflicts-" + g.hw.id;
+  p.gpu_id = g.hw.id;
+  p.title = "Shared-memory bank conflicts: " + g.hw.identity.name + " (" + g.hw.id + ")";
+  const auto lvl = g.hw.memory.find(MemoryLevelKind::shared);
+  std::ostringstream db, csv, plot;
+  csv << "width_bits,ways,latency_cycles\n";
+  json data;
+  data["gpu"] = g.hw.id;
+  int k = 0;
+  plot << "  plot ";
+  for (int w : {32, 64, 128}) {
+    std::vector<std::pair<double, double>> pts;
+    if (lvl != g.hw.memory.end())
+      for (int n : {1, 2, 4, 8, 16, 32}) {
+        const auto it = lvl->second.extra.find("ld_u" + std::to_string(w) + "_latency_" + std::to_string(n) + "way");
+        if (it == lvl->second.extra.end() || !it->second.measured) continue;
+        const double v = it->second.measured->median;
+        if (!std::isfinite(v) || v <= 0) continue;
+        pts.push_back({static_cast<double>(n), v});
+        csv << w << "," << n << "," << exact(v) << "\n";
+        data["latency"].push_back({{"width_bits", w}, {"ways", n}, {"cycles", v}});
+      }
+    if (pts.empty()) continue;
+    const std::string id = "bc" + std::to_string(w);
+    db << block(id, pts);
+    // Equal latencies at equal ways are common: dashes and point sizes keep every line visible.
+    plot << (k ? ", " : "") << "$" << id << " with linespoints lw 1.5 dt " << (k + 1) << " pt " << (7 - k) << " ps "
+         << (1.2 - 0.3 * k) << " lc rgb '" << kPalette[k % kPaletteSize]
+         << "' title '" << w << "-bit ld.shared'";
+    ++k;
+  }
+  if (!k) {
+    p.missing_reason = "not measured (no shared-access figures in the descriptor)";
+    return p;
+  }
+  std::ostringstream body;
+  body << "  set title " << gp_string(p.title) << "\n"
+       << "  set xlabel 'lanes of a warp on one bank (N-way conflict)'\n"
+       << "  set ylabel 'latency of a dependent load (cycles)'\n"
+       << "  set logscale x 2\n"
+       << "  set xtics (1, 2, 4, 8, 16, 32)\n"
+       << "  set xrange [0.8:40]\n"
+       << "  set yrange [0:*]\n"
+       << "  set grid lc rgb '#dddddd'\n"
+       << "  set key top left box opaque font ',9'\n"
+       << plot.str() << "\n";
+  p.width = 760;
+  p.height = 460;
+  p.datablocks = db.str();
+  p.body = body.str();
+  p.csv = csv.str();
+  p.data = data;
+  p.caption = "One warp's pointer chase through shared memory with N lanes on the same bank (probe shared-access; "
+              "64- and 128-bit loads start at 2- and 4-way, their conflict-free widths). The slope is the cost of "
+              "each extra wavefront.";
+  return p;
+}
+
 }  // namespace
 
 
@@ -1418,6 +1555,11 @@ std::vector<PlotSpec> build_plots(const ReportInput& in, std::vector<std::string
     // The chain plot only when measured (older descriptors have no mma-numerics).
     PlotSpec c = chain_plot(g, warnings);
     if (c.missing_reason.empty()) out.push_back(std::move(c));
+    // Sparse and bank-conflict plots only when measured (issue 13 probes; older descriptors lack them).
+    PlotSpec sp = sparse_plot(g);
+    if (sp.missing_reason.empty()) out.push_back(std::move(sp));
+    PlotSpec bc = bank_conflict_plot(g);
+    if (bc.missing_reason.empty()) out.push_back(std::move(bc));
   }
   return out;
 }

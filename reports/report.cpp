@@ -283,6 +283,7 @@ Document build_document(const ReportInput& in, const std::vector<detail::Table>&
     table_with_id(s, "table-latency");
     table_with_id(s, "table-throughput");
     table_with_id(s, "table-shared-access");
+    plots_named(s, "bank-conflicts-");
     d.sections.push_back(std::move(s));
   }
   {
@@ -291,6 +292,7 @@ Document build_document(const ReportInput& in, const std::vector<detail::Table>&
     table_with_id(s, "table-numerics");
     table_with_id(s, "table-numerics-errors");
     plots_named(s, "chain-");
+    plots_named(s, "sparse-");
     plots_named(s, "mma-");
     plots_named(s, "wgmma-");
     d.sections.push_back(std::move(s));

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "cli_run.hpp"
@@ -150,6 +151,31 @@ TEST_CASE("report: numeric tables beside the paper's A100 column, and the chain 
   fs::create_directories(in_dir);
   HardwareDescriptor hw = load_descriptor(kReportData / "fixture-gpu.yaml");
   hw.upsert_numerics(measured_numerics());
+  // Sparse mma beside its dense twin, and bank-conflict latencies (the sparse and conflict plots).
+  auto measured = [](double v, const char* probe) {
+    MeasuredValue m;
+    m.median = m.min = m.max = v;
+    m.repeats = 7;
+    m.probe = probe;
+    m.date = "2026-11-25T15:00:00Z";
+    return m;
+  };
+  for (const bool sparse : {false, true})
+    for (const char* shape : {"m16n8k16", "m16n8k32"}) {
+      if (!sparse && std::string(shape) == "m16n8k32") continue;  // no dense k32: the sparse k32 is set beside k16
+      TensorInstruction ti;
+      ti.api = "mma";
+      ti.shape = shape;
+      ti.input = Precision::fp16;
+      ti.accumulate = Precision::fp32;
+      ti.sparse = sparse;
+      ti.throughput.measured = measured(sparse ? (std::string(shape) == "m16n8k32" ? 1.5e15 : 1.0e15) : 1.0e15, "mma");
+      hw.upsert_instruction(ti);
+    }
+  for (const auto& [name, v] : std::vector<std::pair<std::string, double>>{
+           {"ld_u32_latency_1way", 29}, {"ld_u32_latency_2way", 31}, {"ld_u32_latency_32way", 91}, {"ld_u64_latency_2way", 31}})
+    hw.field("memory.shared.extra." + name).dimension = Dimension::cycles,
+        hw.set_measured("memory.shared.extra." + name, measured(v, "shared-access"));
   save_descriptor(hw, in_dir / "fixture-gpu.yaml");
   json probes = json::parse(std::ifstream(kReportData / "fixture-gpu.probes.json"));
   json chains = json::array();
@@ -203,6 +229,18 @@ TEST_CASE("report: numeric tables beside the paper's A100 column, and the chain 
   for (const auto& p : out.plots)
     if (p.name == "chain-fixture-gpu") plotted = true;
   CHECK(plotted);
+  {
+    // Sparse plot: k16 against its dense twin (ratio 1), k32 against the fastest dense shape (1.5).
+    const json sp = json::parse(std::ifstream(out_dir / "sparse-fixture-gpu.json"));
+    std::map<std::string, double> ratio;
+    for (const auto& e : sp["pairs"]) ratio[e["sparse"].get<std::string>()] = e["ratio"].get<double>();
+    CHECK(ratio.at("mma.m16n8k16.fp16.fp32.sp") == doctest::Approx(1.0));
+    CHECK(ratio.at("mma.m16n8k32.fp16.fp32.sp") == doctest::Approx(1.5));
+    const json bc = json::parse(std::ifstream(out_dir / "bank-conflicts-fixture-gpu.json"));
+    REQUIRE(bc["latency"].size() == 4);
+    CHECK(bc["latency"][2]["ways"] == 32);
+    CHECK(bc["latency"][2]["cycles"].get<double>() == 91.0);
+  }
   const std::string html = [&] {
     std::ifstream f(out_dir / "index.html");
     return std::string(std::istreambuf_iterator<char>(f), {});
