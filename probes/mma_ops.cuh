@@ -200,6 +200,13 @@ CEILING_MMA_SP_OP(SP_BF16_m16n8k16, "m16n8k16", 16, 8, 16, bf16, f32, uint32_t, 
 CEILING_MMA_SP_OP(SP_BF16_m16n8k32, "m16n8k32", 16, 8, 32, bf16, f32, uint32_t, float, 4, 4, 4, 4, bf16, fp32,
                   CEILING_MMA_SP_C4_A4_B4, "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32",
                   CEILING_CC_F, CEILING_AC_R)
+// TF32: 1:2 sparsity (one non-zero per pair of elements), metadata 0b0100 / 0b1110 per pair.
+CEILING_MMA_SP_OP(SP_TF32_m16n8k8, "m16n8k8", 16, 8, 8, tf32, f32, uint32_t, float, 2, 2, 4, 4, tf32, fp32,
+                  CEILING_MMA_SP_C4_A2_B2, "mma.sp::ordered_metadata.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
+                  CEILING_CC_F, CEILING_AC_R)
+CEILING_MMA_SP_OP(SP_TF32_m16n8k16, "m16n8k16", 16, 8, 16, tf32, f32, uint32_t, float, 4, 4, 4, 4, tf32, fp32,
+                  CEILING_MMA_SP_C4_A4_B4, "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32",
+                  CEILING_CC_F, CEILING_AC_R)
 CEILING_MMA_SP_OP(SP_S8_m16n8k32, "m16n8k32", 16, 8, 32, s8, s32, uint32_t, uint32_t, 2, 2, 4, 4, int8, int32,
                   CEILING_MMA_SP_C4_A2_B2, "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32",
                   CEILING_CC_R, CEILING_AC_R)

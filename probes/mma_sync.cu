@@ -206,7 +206,8 @@ template <class Op>
 std::optional<std::string> check_sparse_product(std::mt19937_64& rng) {
   using L = Layout<Op>;
   constexpr int KC = Op::K / 2;
-  for (const uint8_t nib : numerics::valid_nibbles()) {
+  constexpr bool kPairs = Op::a_elem == Elem::tf32;  // 1:2 over 32-bit elements
+  for (const uint8_t nib : kPairs ? numerics::valid_nibbles_32bit() : numerics::valid_nibbles()) {
     std::vector<double> Ac(Op::M * KC), B(Op::K * Op::N), C(Op::M * Op::N);
     for (auto& x : Ac) x = draw_exact(Op::a_elem, rng);
     for (auto& x : B) x = draw_exact(Op::a_elem, rng);
@@ -234,10 +235,16 @@ std::optional<std::string> check_sparse_product(std::mt19937_64& rng) {
       for (int v = 0; v < Op::NV; ++v) {
         int row, col;
         L::c(lane, v, row, col);
-        numerics::Compressed24 cr;
-        cr.values.assign(Ac.begin() + row * KC, Ac.begin() + (row + 1) * KC);
-        cr.nibbles.assign(Op::K / 4, nib);
-        const std::vector<double> arow = numerics::expand_24(cr);
+        std::vector<double> arow;
+        if constexpr (kPairs) {
+          arow = numerics::expand_12(std::vector<double>(Ac.begin() + row * KC, Ac.begin() + (row + 1) * KC),
+                                     std::vector<uint8_t>(Op::K / 2, nib));
+        } else {
+          numerics::Compressed24 cr;
+          cr.values.assign(Ac.begin() + row * KC, Ac.begin() + (row + 1) * KC);
+          cr.nibbles.assign(Op::K / 4, nib);
+          arow = numerics::expand_24(cr);
+        }
         double ref = C[row * Op::N + col];
         for (int k = 0; k < Op::K; ++k) ref += arow[k] * B[k * Op::N + col];
         const double got = decode(Op::c_elem, c_bits<Op>(hd, lane, v));
@@ -370,6 +377,8 @@ std::vector<MmaRunner> runners() {
   v.push_back(make_runner<SP_F16F32_m16n8k32>("unchecked (expected HMMA.SP)", 80));
   v.push_back(make_runner<SP_BF16_m16n8k16>("unchecked (expected HMMA.SP)", 80));
   v.push_back(make_runner<SP_BF16_m16n8k32>("unchecked (expected HMMA.SP)", 80));
+  v.push_back(make_runner<SP_TF32_m16n8k8>("unchecked (expected HMMA.SP ... TF32)", 80));
+  v.push_back(make_runner<SP_TF32_m16n8k16>("unchecked (expected HMMA.SP ... TF32)", 80));
   v.push_back(make_runner<SP_S8_m16n8k32>("unchecked (expected IMMA.SP)", 80));
   v.push_back(make_runner<SP_S8_m16n8k64>("unchecked (expected IMMA.SP)", 80));
   v.push_back(make_runner<SP_E4M3_m16n8k64>("unchecked", 89));

@@ -299,6 +299,11 @@ TEST_CASE("2:4 sparsity: metadata nibbles, compression and expansion as mma.sp r
   CHECK(compress_24({0, 0, 5, 0}).nibbles[0] == encode_pair(0, 2));
   CHECK(compress_24({0, 0, 0, 0}).nibbles[0] == encode_pair(0, 1));
   CHECK_THROWS_AS(compress_24({1, 2, 3, 0}), std::invalid_argument);
+  // 32-bit elements (tf32): 1:2, the nibble names both 16-bit halves of the non-zero element.
+  CHECK(valid_nibbles_32bit() == std::vector<uint8_t>{0x4, 0xE});
+  CHECK(expand_12({7, -3}, {0x4, 0xE}) == std::vector<double>{7, 0, 0, -3});
+  CHECK_THROWS_AS(expand_12({1}, {encode_pair(0, 2)}), std::invalid_argument);  // half of two elements
+  CHECK_THROWS_AS(expand_12({1, 2}, {0x4}), std::invalid_argument);
   CHECK_THROWS_AS(compress_24({1, 2, 3}), std::invalid_argument);
   Compressed24 bad{{1, 2}, {0b0101}};
   CHECK_THROWS_AS(expand_24(bad), std::invalid_argument);

@@ -56,6 +56,21 @@ std::vector<double> expand_24(const Compressed24& c) {
   return row;
 }
 
+std::vector<uint8_t> valid_nibbles_32bit() { return {encode_pair(0, 1), encode_pair(2, 3)}; }
+
+std::vector<double> expand_12(const std::vector<double>& values, const std::vector<uint8_t>& nibbles) {
+  if (values.size() != nibbles.size()) throw std::invalid_argument("1:2 sparsity: one value per nibble expected");
+  std::vector<double> row(2 * values.size(), 0.0);
+  for (size_t chunk = 0; chunk < values.size(); ++chunk) {
+    const uint8_t n = nibbles[chunk];
+    if (n != encode_pair(0, 1) && n != encode_pair(2, 3))
+      throw std::invalid_argument("1:2 sparsity (32-bit elements): invalid metadata nibble " + std::to_string(n) +
+                                  " (only 0b0100 and 0b1110 name a whole 32-bit element)");
+    row[2 * chunk + nibble_first(n) / 2] = values[chunk];
+  }
+  return row;
+}
+
 uint32_t pack_nibbles(const std::vector<uint8_t>& nibbles, size_t first) {
   uint32_t w = 0;
   for (size_t i = 0; i < 8 && first + i < nibbles.size(); ++i) w |= static_cast<uint32_t>(nibbles[first + i] & 15) << (4 * i);

@@ -27,6 +27,12 @@ std::vector<uint8_t> valid_nibbles();
 Compressed24 compress_24(const std::vector<double>& row);
 // The K-wide row back from its compressed form.
 std::vector<double> expand_24(const Compressed24& c);
+// 32-bit elements (tf32): mma.sp reads 1:2 sparsity as 2:4 over 16-bit halves. A chunk is 2
+// elements, one non-zero, and its nibble names both halves of that one: 0b0100 (element 0) or
+// 0b1110 (element 1), the only valid values (PTX ISA, "Sparse mma.sp with .tf32 type").
+std::vector<uint8_t> valid_nibbles_32bit();  // {0b0100, 0b1110}
+// The 2 x values.size()-wide row back from one value per chunk and its nibble.
+std::vector<double> expand_12(const std::vector<double>& values, const std::vector<uint8_t>& nibbles);
 // One 32-bit metadata word of eight nibbles (chunk i in bits 4i+3..4i).
 uint32_t pack_nibbles(const std::vector<uint8_t>& nibbles, size_t first = 0);
 // Every nibble of the word the same (what the timing loops use: the thread layout of the metadata
