@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include <cuda_fp16.h>
+#include <mma.h>
+
 #include "probe_util.hpp"
 #include "registry.hpp"
 
@@ -162,6 +165,47 @@ __global__ void ldmatrix_chase_kernel(const uint32_t* init, int words, int iters
   const long long t0 = clock64();
 #pragma unroll 4
   for (int i = 0; i < iters; ++i) t = ldmatrix<X, Trans>(base + t + off, side) & 0xFFFFu;
+  const long long t1 = clock64();
+  out[lane] = t | (side & 0x80000000u & (t << 15));
+  if (lane == 0) cycles[0] = t1 - t0;
+}
+
+// One m16n8k16 A fragment (a 16 x 16 f16 tile, 512 bytes) into a warp's registers, three ways
+// (Sun et al. §7: wmma.load vs ldmatrix vs ld.shared). Dependent chain as in ldmatrix_chase_kernel:
+// every 16-bit element of tile s holds the byte offset of tile s+1.
+//   Mode 0: wmma::load_matrix_sync (row-major, ldm 16): whatever the compiler makes of it.
+//   Mode 1: four ld.shared.u32 per lane at the lane's fragment words (rows g, g+8; columns 2t and
+//           2t+8 of a row-major tile): the hand-written load, 2-way bank conflicts by layout.
+// (ldmatrix.x4 of the same 512 bytes is ldmatrix_x4_latency.)
+template <int Mode>
+__global__ void fragment_chase_kernel(const uint32_t* init, int words, int iters, long long* cycles, uint32_t* out) {
+  extern __shared__ __align__(128) uint32_t sh[];
+  for (int i = threadIdx.x; i < words; i += blockDim.x) sh[i] = init[i];
+  __syncthreads();
+  const int lane = threadIdx.x;
+  const uint32_t base = smem_addr(sh);
+  const uint32_t g = lane / 4, q = lane % 4;
+  uint32_t t = 0, side = 0;
+  __syncwarp();
+  const long long t0 = clock64();
+#pragma unroll 4
+  for (int i = 0; i < iters; ++i) {
+    if constexpr (Mode == 0) {
+      nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, __half, nvcuda::wmma::row_major> f;
+      nvcuda::wmma::load_matrix_sync(f, reinterpret_cast<const __half*>(reinterpret_cast<const char*>(sh) + t), 16);
+      side ^= __half_as_ushort(f.x[f.num_elements - 1]);
+      t = __half_as_ushort(f.x[0]);
+    } else {
+      uint32_t w0, w1, w2, w3;
+      const uint32_t a = base + t + g * 32 + q * 4;
+      asm volatile("ld.shared.u32 %0, [%1];" : "=r"(w0) : "r"(a));
+      asm volatile("ld.shared.u32 %0, [%1];" : "=r"(w1) : "r"(a + 8 * 32));
+      asm volatile("ld.shared.u32 %0, [%1];" : "=r"(w2) : "r"(a + 16));
+      asm volatile("ld.shared.u32 %0, [%1];" : "=r"(w3) : "r"(a + 8 * 32 + 16));
+      side ^= w1 ^ w2 ^ w3;
+      t = w0 & 0xFFFFu;
+    }
+  }
   const long long t1 = clock64();
   out[lane] = t | (side & 0x80000000u & (t << 15));
   if (lane == 0) cycles[0] = t1 - t0;
@@ -350,6 +394,35 @@ std::vector<double> ldmatrix_latency(int iters, int repeats, std::string& error)
   return v;
 }
 
+template <int Mode>
+std::vector<double> fragment_latency(int iters, int repeats, std::string& error) {
+  const int words = kSteps * 128;  // 512-byte tiles
+  std::vector<uint32_t> init(words);
+  for (int s = 0; s < kSteps; ++s) {
+    const uint32_t next = ((s + 1) % kSteps) * 512;
+    for (int i = 0; i < 128; ++i) init[s * 128 + i] = next | (next << 16);
+  }
+  gpu::DeviceBuffer<uint32_t> d_init(words), d_out(32);
+  gpu::DeviceBuffer<long long> d_cyc(1);
+  CUDA_CHECK(cudaMemcpy(d_init.data(), init.data(), words * 4, cudaMemcpyHostToDevice));
+  std::vector<double> v;
+  for (int r = 0; r <= repeats; ++r) {
+    fragment_chase_kernel<Mode><<<1, 32, words * 4>>>(d_init.data(), words, iters, d_cyc.data(), d_out.data());
+    CUDA_CHECK_LAUNCH();
+    long long cyc = 0;
+    std::vector<uint32_t> out(32);
+    CUDA_CHECK(cudaMemcpy(&cyc, d_cyc.data(), sizeof cyc, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(out.data(), d_out.data(), 32 * 4, cudaMemcpyDeviceToHost));
+    const uint32_t want = static_cast<uint32_t>((iters % kSteps) * 512);
+    for (int lane = 0; lane < 32 && error.empty(); ++lane)
+      if (out[lane] != want)
+        error = std::string(Mode == 0 ? "wmma.load" : "ld.shared fragment") + " chase ended at byte " +
+                std::to_string(out[lane]) + " for lane " + std::to_string(lane) + ", expected " + std::to_string(want);
+    if (r) v.push_back(static_cast<double>(cyc) / iters);
+  }
+  return v;
+}
+
 template <int X>
 std::vector<double> ldmatrix_throughput(const ProbeContext& pc, int repeats) {
   constexpr int U = 4;
@@ -434,6 +507,11 @@ ProbeOutput run_shared_access(const ProbeContext& pc) {
   add(c, "ldmatrix_x2_latency", Dimension::cycles, ldmatrix_latency<2, false>(iters, c.repeats, error), ldm_note);
   add(c, "ldmatrix_x4_latency", Dimension::cycles, ldmatrix_latency<4, false>(iters, c.repeats, error), ldm_note);
   add(c, "ldmatrix_x4_trans_latency", Dimension::cycles, ldmatrix_latency<4, true>(iters, c.repeats, error), ldm_note);
+  const char* frag_note = "one warp, one 16x16 f16 A fragment (512 B) per step, dependent chain, clock64 per fragment";
+  add(c, "wmma_load_a_latency", Dimension::cycles, fragment_latency<0>(iters, c.repeats, error),
+      std::string(frag_note) + ": wmma::load_matrix_sync, row-major");
+  add(c, "ld_shared_fragment_latency", Dimension::cycles, fragment_latency<1>(iters, c.repeats, error),
+      std::string(frag_note) + ": 4 x ld.shared.u32 per lane (ldmatrix_x4_latency is the same tile by ldmatrix)");
   add(c, "ldmatrix_x1_bytes_per_clk", Dimension::bytes_per_cycle, ldmatrix_throughput<1>(pc, c.repeats), tput_note);
   add(c, "ldmatrix_x2_bytes_per_clk", Dimension::bytes_per_cycle, ldmatrix_throughput<2>(pc, c.repeats), tput_note);
   add(c, "ldmatrix_x4_bytes_per_clk", Dimension::bytes_per_cycle, ldmatrix_throughput<4>(pc, c.repeats), tput_note);

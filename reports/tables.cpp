@@ -493,7 +493,8 @@ Table shared_access_table(const ReportInput& in) {
   for (int n : {4, 8, 16, 32}) names.push_back("ld_u128_latency_" + std::to_string(n) + "way");
   for (int n : {1, 2, 4, 8, 32}) names.push_back("ld_u32_bytes_per_clk_" + std::to_string(n) + "way");
   for (const char* n : {"ld_u64_bytes_per_clk", "ld_u128_bytes_per_clk", "ldmatrix_x1_latency", "ldmatrix_x2_latency",
-                        "ldmatrix_x4_latency", "ldmatrix_x4_trans_latency", "ldmatrix_x1_bytes_per_clk",
+                        "ldmatrix_x4_latency", "ldmatrix_x4_trans_latency", "wmma_load_a_latency",
+                        "ld_shared_fragment_latency", "ldmatrix_x1_bytes_per_clk",
                         "ldmatrix_x2_bytes_per_clk", "ldmatrix_x4_bytes_per_clk", "stmatrix_x4_bytes_per_clk"})
     names.push_back(n);
   for (const auto& name : names) {

@@ -135,7 +135,7 @@ else
 fi
 
 echo "== memory probes: load/store opcodes per kernel (for reading)"
-opcodes '^(LDG|STG|LDS|STS|LDL|STL|LD|ST)(\.|$)' |
-  grep -E "stream_kernel|l2_kernel|per_sm_kernel|chase_global|chase_shared" |
+opcodes '^(LDG|STG|LDS|STS|LDSM|STSM|LDL|STL|LD|ST)(\.|$)' |
+  grep -E "stream_kernel|l2_kernel|per_sm_kernel|chase_global|chase_shared|fragment_chase|ldmatrix_chase|lds_tput|ldmatrix_tput" |
   sed -E 's/ceiling::probes::mem::(\(anonymous namespace\)::)?//g'
 exit $status
