@@ -40,8 +40,8 @@ status=0
 
 echo "== compute probes: matrix and FMA opcodes per kernel"
 opcodes '^(DMMA|HMMA|IMMA|BMMA|HGMMA|QGMMA|IGMMA|BGMMA|DFMA|FFMA|HFMA2|IMAD|CALL)' |
-  grep -E "mma_check_kernel|mma_loop_kernel|wgmma_loop_kernel|fma_chains_kernel" |
-  sed -E 's/ceiling::probes::compute::(\(anonymous namespace\)::)?//g; s/mma_ops::|wgmma_ops:://g' >"$tmp.probes"
+  grep -E "mma_check_kernel|mma_loop_kernel|wgmma_loop_kernel|wgmma_sp_loop_kernel|fma_chains_kernel" |
+  sed -E 's/ceiling::probes::compute::(\(anonymous namespace\)::)?//g; s/wgmma_sp_ops::|mma_ops::|wgmma_ops:://g' >"$tmp.probes"
 cat "$tmp.probes"
 # Expectations: kernel-name pattern -> opcode regex that must appear (sm_90 images).
 check() {  # pattern opcode-regex [arch regex]
@@ -69,6 +69,14 @@ if [[ -s $tmp.probes ]]; then
   check 'wgmma_loop_kernel<WG_(F16|BF16|TF32)' ' HGMMA' 'sm_90a'
   check 'wgmma_loop_kernel<WG_E[45]M[32]' ' QGMMA' 'sm_90a'
   check 'wgmma_loop_kernel<WG_S8' ' IGMMA' 'sm_90a'
+  # wgmma-sp (wgmma_sp_sm90a.cu): the sparse loops must issue the sparse GMMA (SASS spells it
+  # HGMMA.SP.64x256x32...; the regex also takes a trailing .SP), the dense twins the dense one.
+  check 'wgmma_sp_loop_kernel<SparseOp<WGSP_(F16|BF16|TF32)' ' HGMMA\.([^ :]*\.)?SP[.:]' 'sm_90a'
+  check 'wgmma_sp_loop_kernel<SparseOp<WGSP_E4M3' ' QGMMA\.([^ :]*\.)?SP[.:]' 'sm_90a'
+  check 'wgmma_sp_loop_kernel<SparseOp<WGSP_S8' ' IGMMA\.([^ :]*\.)?SP[.:]' 'sm_90a'
+  check 'wgmma_sp_loop_kernel<DenseOp<WG_(F16|BF16|TF32)' ' HGMMA\.64x' 'sm_90a'
+  check 'wgmma_sp_loop_kernel<DenseOp<WG_E4M3' ' QGMMA\.64x' 'sm_90a'
+  check 'wgmma_sp_loop_kernel<DenseOp<WG_S8' ' IGMMA\.64x' 'sm_90a'
   check 'fma_chains_kernel<.*Fp64' ' DFMA'
   check 'fma_chains_kernel<.*Fp32' ' FFMA'
   check 'fma_chains_kernel<.*Fp16x2' ' HFMA2'
