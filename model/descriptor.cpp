@@ -337,8 +337,9 @@ void HardwareDescriptor::upsert_numerics(const TensorInstruction& ti) {
   tensor_instructions.push_back(ti);
 }
 
-const std::vector<std::string> kNumericVerdictKeys{"products", "block", "extra_bits", "rounding", "intermediate",
-                                                   "c_added", "subnormal_ab", "subnormal_c", "subnormal_d", "integer"};
+const std::vector<std::string> kNumericVerdictKeys{"products",     "block",        "k_order",     "extra_bits",
+                                                   "alignment",    "rounding",     "intermediate", "c_added",
+                                                   "subnormal_ab", "subnormal_c",  "subnormal_d", "integer"};
 
 bool operator==(const SpecValue& a, const SpecValue& b) {
   return a.value == b.value && a.reference == b.reference;

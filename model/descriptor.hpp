@@ -115,8 +115,8 @@ struct FixedCosts {
 // What a numeric probe found about one instruction's arithmetic (issue 13; Sun et al. §8), or a
 // paper's figures for it (then `reference` names the paper and probe/date stay empty).
 struct NumericBehaviour {
-  // Keys: products, block, extra_bits, rounding, intermediate, c_added, subnormal_ab,
-  // subnormal_c, subnormal_d, integer (kNumericVerdictKeys). Values are short texts.
+  // Keys: products, block, k_order, extra_bits, alignment, rounding, intermediate, c_added,
+  // subnormal_ab, subnormal_c, subnormal_d, integer (kNumericVerdictKeys). Values are short texts.
   std::map<std::string, std::string> verdicts;
   std::string summary;
   // Tables 12-15: experiment (multiplication, inner_product, accumulation) -> init (init_low,

@@ -19,6 +19,11 @@ NumericShape shape(const char* key, int K, const Format& in, const Format& out) 
   return NumericShape{key, 16, 8, K, &in, &out};
 }
 
+Hypothesis strided(Hypothesis h, int stride) {
+  h.stride = stride;
+  return h;
+}
+
 Hypothesis nominal(Hypothesis h) {
   h.align_nominal = true;
   return h;
@@ -157,6 +162,10 @@ TEST_CASE("numerics: the classifier names the model that produced the results") 
       // results: the exact-exponent family misses ~1% of the cases there).
       {shape("bf16a", 16, bf16(), fp32()), nominal(model(16, 3, Round::toward_zero, fp32())), "16", "3", "RZ"},
       {shape("tf32a", 8, tf32(), fp32()), nominal(model(8, 2, Round::toward_zero, fp32())), "8", "2", "RZ"},
+      // The H100's FP8 mma.sync: two FP16 HMMA.16816 taking k in pairs ({0,1,4,5,..}, then
+      // {2,3,6,7,..}), the second onto the first, then an FADD of C.
+      {shape("e4m3p", 32, e4m3(), fp32()), strided(nominal(model(16, 3, Round::toward_zero, fp32(), true)), 2), "16",
+       "3", "RZ"},
   };
   for (const auto& t : truths) {
     const auto cases = constructed_cases(t.s, 11);
@@ -171,6 +180,7 @@ TEST_CASE("numerics: the classifier names the model that produced the results") 
     CHECK(verdict(c, "c_added") == (t.h.c_after ? "after the products (RN)" : "inside the first block"));
     CHECK(verdict(c, "subnormal_ab") == (t.h.flush_ab ? "flushed" : "kept"));
     if (t.s.out != &fp32()) CHECK(verdict(c, "intermediate") == "fp32");
+    if (t.h.block < t.s.K) CHECK(verdict(c, "k_order") == (t.h.stride ? "runs of 2 k, round-robin" : "contiguous"));
     // (With an FP16 D the final rounding hides the one bit the two references differ by.)
     if (t.h.extra_bits != Hypothesis::kExact && t.h.extra_bits > 0 && t.s.out == &fp32())
       CHECK(verdict(c, "alignment") == (t.h.align_nominal ? "2 integer bits" : "exact exponent"));

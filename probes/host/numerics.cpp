@@ -37,6 +37,7 @@ std::string Hypothesis::describe() const {
   if (extra_bits == kExact) os << "exact sums";
   else os << extra_bits << " extra bits (truncated)";
   os << ", " << round_name(round) << " to " << (inter ? inter->name : "?");
+  if (stride) os << " (k dealt to the blocks in runs of " << stride << ")";
   if (extra_bits != kExact && align_nominal) os << ", aligned on 2 integer bits (products at ea+eb+1, C at ec+1)";
   os << (c_after ? ", C added after (RN)" : ", C inside");
   os << ", A/B subnormals " << (flush_ab ? "flushed" : "kept") << ", C subnormals "
@@ -57,13 +58,18 @@ double emulate(const Hypothesis& h, const NumericShape& s, const DotCase& c) {
   }
   const double c0 = flush_if(h.flush_c, c.c, *s.out);
   double acc = h.c_after ? 0.0 : c0;
-  for (int start = 0; start < K && std::isfinite(acc); start += h.block) {
+  const int nblocks = (K + h.block - 1) / h.block;
+  for (int b = 0; b < nblocks && std::isfinite(acc); ++b) {
     double terms[65];
     int te[65];  // alignment exponents
     int n = 0;
     te[n] = acc != 0 ? exponent_of(acc) + (h.align_nominal ? 1 : 0) : 0;
     terms[n++] = acc;
-    for (int k = start; k < std::min(K, start + h.block); ++k) {
+    for (int k = 0; k < K; ++k) {
+      // Block b: k in [b*block, (b+1)*block), or with a stride s the runs of s consecutive k
+      // dealt round-robin over the blocks ((k / s) % nblocks == b).
+      const bool mine = h.stride ? (k / h.stride) % nblocks == b : k / h.block == b;
+      if (!mine) continue;
       te[n] = h.align_nominal ? pe[k] : (p[k] != 0 ? exponent_of(p[k]) : 0);
       terms[n++] = p[k];
     }
@@ -119,8 +125,11 @@ std::vector<Hypothesis> hypothesis_grid(const NumericShape& s) {
           for (const Format* f : inters)
             for (int ca = 0; ca < 2; ++ca)
               for (int fl = 0; fl < 8; ++fl)
-                for (int al = 0; al < (e == Hypothesis::kExact ? 1 : 2); ++al) {
+                for (int al = 0; al < (e == Hypothesis::kExact ? 1 : 2); ++al)
+                  for (int st : {0, 2}) {
+                if (st && (b >= s.K || b < st)) continue;  // one block, or runs longer than a block: no news
                 Hypothesis h;
+                h.stride = st;
                 h.align_nominal = al;
                 h.block = b;
                 h.extra_bits = e;
@@ -545,6 +554,15 @@ Classification classify(const NumericShape& s, const std::vector<DotCase>& cases
     for (const auto& x : v) t += (t.empty() ? "" : "|") + x;
     if (v.size() == 2) t = "undetermined (exact exponent|2 integer bits)";
     if (!t.empty()) add("alignment", t);
+  }
+  if (s.K > 1) {
+    std::set<std::string> v;
+    for (const auto& h : fit)
+      if (h.block < s.K) v.insert(h.stride ? "runs of " + std::to_string(h.stride) + " k, round-robin" : "contiguous");
+    std::string t;
+    for (const auto& x : v) t += (t.empty() ? "" : "|") + x;
+    if (v.size() > 1) t = "undetermined (" + t + ")";
+    if (!t.empty()) add("k_order", t);
   }
   add("rounding", values_of(fit, [](const Hypothesis& h) { return std::string(round_name(h.round)); }, 4,
                                  "undetermined (every direction fits)"));

@@ -61,6 +61,10 @@ struct Hypothesis {
   // the running sum) at its exponent + 1 (hardware that aligns before it normalizes). The H100's
   // FP16/BF16/TF32 results with FP32 D fit this with 3 extra bits, not the exact-exponent model.
   bool align_nominal = false;
+  // Which products form a block: 0, K in order (block b holds k in [b*block, (b+1)*block)); s > 0,
+  // runs of s consecutive k dealt round-robin to the blocks. The H100's FP8 mma.sync (two FP16
+  // HMMA.16816 per m16n8k32, SASS) takes k in pairs: {0,1,4,5,...} then {2,3,6,7,...}.
+  int stride = 0;
   std::string describe() const;
 };
 
