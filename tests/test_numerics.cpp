@@ -164,6 +164,8 @@ TEST_CASE("numerics: the classifier names the model that produced the results") 
       {shape("tf32a", 8, tf32(), fp32()), nominal(model(8, 2, Round::toward_zero, fp32())), "8", "2", "RZ"},
       // The H100's FP8 mma.sync: two FP16 HMMA.16816 taking k in pairs ({0,1,4,5,..}, then
       // {2,3,6,7,..}), the second onto the first, then an FADD of C.
+      // An accumulator of 14 significant bits (FP32 range, 13 fraction bits) summing FP8 products.
+      {shape("e5m2n", 32, e5m2(), fp32()), nominal(model(32, 3, Round::toward_zero, fp32_narrow(13))), "32", "3", "RZ"},
       {shape("e4m3p", 32, e4m3(), fp32()), strided(nominal(model(16, 3, Round::toward_zero, fp32(), true)), 2), "16",
        "3", "RZ"},
   };
@@ -180,6 +182,7 @@ TEST_CASE("numerics: the classifier names the model that produced the results") 
     CHECK(verdict(c, "c_added") == (t.h.c_after ? "after the products (RN)" : "inside the first block"));
     CHECK(verdict(c, "subnormal_ab") == (t.h.flush_ab ? "flushed" : "kept"));
     if (t.s.out != &fp32()) CHECK(verdict(c, "intermediate") == "fp32");
+    if (t.s.out == &fp32() && t.s.in->storage_bits == 8) CHECK(verdict(c, "intermediate") == t.h.inter->name);
     if (t.h.block < t.s.K) CHECK(verdict(c, "k_order") == (t.h.stride ? "runs of 2 k, round-robin" : "contiguous"));
     // (With an FP16 D the final rounding hides the one bit the two references differ by.)
     if (t.h.extra_bits != Hypothesis::kExact && t.h.extra_bits > 0 && t.s.out == &fp32())

@@ -102,6 +102,16 @@ const Format& fp16() { static const Format f = make("fp16", 5, 10, 16, true); re
 const Format& bf16() { static const Format f = make("bf16", 8, 7, 16, true); return f; }
 const Format& e4m3() { static const Format f = make("e4m3", 4, 3, 8, false); return f; }
 const Format& e5m2() { static const Format f = make("e5m2", 5, 2, 8, true); return f; }
+const Format& fp32_narrow(int man_bits) {
+  static const Format f12 = make("fp32/m12", 8, 12, 32, true), f13 = make("fp32/m13", 8, 13, 32, true),
+                      f14 = make("fp32/m14", 8, 14, 32, true);
+  switch (man_bits) {
+    case 12: return f12;
+    case 13: return f13;
+    case 14: return f14;
+  }
+  throw std::invalid_argument("fp32_narrow: 12, 13 or 14 fraction bits");
+}
 
 const Format& format_by_name(const std::string& name) {
   for (const Format* f : {&fp32(), &tf32(), &fp16(), &bf16(), &e4m3(), &e5m2()})

@@ -39,6 +39,9 @@ const Format& tf32();
 const Format& fp16();
 const Format& bf16();
 const Format& e4m3();
+// FP32's range with fewer fraction bits (12, 13 or 14): an accumulator narrower than its FP32
+// register (Hopper's FP8 wgmma keeps about 14 significant bits).
+const Format& fp32_narrow(int man_bits);
 const Format& e5m2();
 const Format& format_by_name(const std::string& name);  // throws std::invalid_argument
 

@@ -118,6 +118,9 @@ std::vector<Hypothesis> hypothesis_grid(const NumericShape& s) {
   std::vector<Hypothesis> g;
   std::vector<const Format*> inters{s.out};
   if (s.out != &fp32()) inters.push_back(&fp32());
+  // FP8 inputs into an FP32 D: the running sum may be narrower than FP32 (12-14 fraction bits).
+  if (s.out == &fp32() && s.in->storage_bits == 8)
+    for (int mb : {12, 13, 14}) inters.push_back(&fp32_narrow(mb));
   for (int b : {1, 2, 4, 8, 16, 32, 64})
     if (b <= s.K && s.K % b == 0)
       for (int e : extra_bits_axis())
@@ -568,6 +571,9 @@ Classification classify(const NumericShape& s, const std::vector<DotCase>& cases
                                  "undetermined (every direction fits)"));
   if (s.out != &fp32())
     add("intermediate", values_of(fit, [](const Hypothesis& h) { return h.inter->name; }, 2, "undetermined (fp16|fp32)"));
+  else if (s.in->storage_bits == 8)
+    add("intermediate", values_of(fit, [](const Hypothesis& h) { return h.inter->name; }, 4,
+                                  "undetermined (fp32|fp32/m12|fp32/m13|fp32/m14)"));
   add("c_added", values_of(fit, [](const Hypothesis& h) { return std::string(h.c_after ? "after the products (RN)" : "inside the first block"); }, 2,
                                 "undetermined"));
   auto flag = [&](const char* n, auto get) {
