@@ -130,7 +130,10 @@ int run_report(const ReportOptions& opt) {
           std::any_of(g.hw.tensor_instructions.begin(), g.hw.tensor_instructions.end(),
                       [](const TensorInstruction& t) { return t.numerics && !t.numerics->reference.empty(); }) ||
           (g.hw.memory.count(MemoryLevelKind::shared) && !g.hw.memory.at(MemoryLevelKind::shared).extra.empty() &&
-           g.hw.identity.uuid.empty());  // a paper's shared-memory figures (Sun et al. Tables 9-10)
+           g.hw.identity.uuid.empty()) ||  // a paper's shared-memory figures (Sun et al. Tables 9-10)
+          std::any_of(g.hw.dpx.begin(), g.hw.dpx.end(), [](const DpxFunction& f) {
+            return f.latency.spec || f.throughput_per_sm.spec;  // a paper's DPX figures (Luo et al. Figs. 6-7)
+          });
       if (papers) in.references.push_back(std::move(g));
     } catch (const std::exception& e) {
       spdlog::warn("report: shipped descriptor {} not read for its papers' figures: {}", p.string(), e.what());

@@ -322,6 +322,36 @@ void print_human(const View& v, std::ostream& out) {
     print_numerics(out, d);
   }
 
+  if (!d.dpx.empty()) {
+    out << "\nDPX functions (latency: one thread's dependent chain; calls per clock per SM with every SM busy; per GPU: x SMs x SM clock)\n";
+    Table t;
+    t.add({"function", "sass", "latency", "calls/clk/SM", "per GPU", "source"});
+    for (const auto& f : d.dpx) {
+      std::vector<std::string> sources;
+      auto cell = [&](const Field& x, const std::function<std::string(double)>& text) {
+        const Shown s = show_field(x, v.pref, text);
+        if (!s.source.empty() && std::find(sources.begin(), sources.end(), s.source) == sources.end())
+          sources.push_back(s.source);
+        return s.value == "missing" ? std::string("-") : s.value;
+      };
+      const std::string lat = cell(f.latency, [&](double c) { return latency_text(v, c); });
+      const std::string per_sm = cell(f.throughput_per_sm, plain(Dimension::dimensionless));
+      std::string per_gpu = "-";
+      if (const auto x = f.throughput_per_sm.value(v.pref); x && v.clock_hz())
+        per_gpu = fmt::format("{:.4g} Tcalls/s", *x * d.identity.sm_count * *v.clock_hz() / 1e12);
+      std::string src;
+      for (size_t i = 0; i < sources.size(); ++i) src += (i ? "; " : "") + sources[i];
+      t.add({f.function, f.sass.empty() ? "-" : f.sass, lat, per_sm, per_gpu, src});
+    }
+    t.print(out, "  ");
+    for (const auto& f : d.dpx)
+      if (!f.by_blocks.empty()) {
+        std::string line = "  " + f.function + " calls/clk/SM used by blocks:";
+        for (const auto& [b, x] : f.by_blocks) line += fmt::format(" {}:{:.4g}", b, x);
+        out << line << "\n";
+      }
+  }
+
   if (!d.references.empty()) {
     out << "\nReferences\n";
     for (const auto& [k, c] : d.references) out << "  " << k << ": " << c << "\n";
@@ -423,6 +453,22 @@ json to_json(const View& v) {
     tis.push_back(t);
   }
   j["tensor_instructions"] = tis;
+  json dpx = json::array();
+  for (const auto& f : d.dpx) {
+    json e{{"function", f.function},
+           {"sass", f.sass},
+           {"latency", field_json(f.latency, v.pref, d)},
+           {"throughput_per_sm", field_json(f.throughput_per_sm, v.pref, d)}};
+    const auto x = f.throughput_per_sm.value(v.pref);
+    const auto hz = v.clock_hz();
+    // calls per second of the whole GPU: per SM x SMs x SM clock
+    e["throughput_per_s"] = x && hz ? json(*x * d.identity.sm_count * *hz) : json(nullptr);
+    json bb = json::array();
+    for (const auto& [b, y] : f.by_blocks) bb.push_back({{"blocks", b}, {"calls_per_clock_per_sm_used", y}});
+    e["by_blocks"] = bb;
+    dpx.push_back(e);
+  }
+  j["dpx"] = dpx;
   j["references"] = d.references;
   j["notes"] = d.notes;
   return j;

@@ -337,6 +337,30 @@ void HardwareDescriptor::upsert_numerics(const TensorInstruction& ti) {
   tensor_instructions.push_back(ti);
 }
 
+void HardwareDescriptor::upsert_dpx(const DpxFunction& f) {
+  for (auto& existing : dpx)
+    if (existing.function == f.function) {
+      if (!f.sass.empty()) existing.sass = f.sass;
+      if (f.latency.measured) existing.latency.measured = f.latency.measured;
+      if (f.throughput_per_sm.measured) existing.throughput_per_sm.measured = f.throughput_per_sm.measured;
+      if (f.latency.spec) existing.latency.spec = f.latency.spec;
+      if (f.throughput_per_sm.spec) existing.throughput_per_sm.spec = f.throughput_per_sm.spec;
+      if (!f.by_blocks.empty()) existing.by_blocks = f.by_blocks;
+      return;
+    }
+  dpx.push_back(f);
+}
+
+const std::vector<std::string> kDpxFunctionNames{
+    "__vimax3_s32",       "__vimax3_u32",       "__vimin3_s32",        "__vimin3_u32",        "__vimax3_s16x2",
+    "__vimax3_u16x2",     "__vimin3_s16x2",     "__vimin3_u16x2",      "__vimax3_s32_relu",   "__vimin3_s32_relu",
+    "__vimax3_s16x2_relu", "__vimin3_s16x2_relu", "__vimax_s32_relu",   "__vimin_s32_relu",    "__vimax_s16x2_relu",
+    "__vimin_s16x2_relu", "__viaddmax_s32",     "__viaddmax_u32",      "__viaddmin_s32",      "__viaddmin_u32",
+    "__viaddmax_s16x2",   "__viaddmax_u16x2",   "__viaddmin_s16x2",    "__viaddmin_u16x2",    "__viaddmax_s32_relu",
+    "__viaddmin_s32_relu", "__viaddmax_s16x2_relu", "__viaddmin_s16x2_relu", "__vibmax_s32", "__vibmin_s32",
+    "__vibmax_u32",       "__vibmin_u32",       "__vibmax_s16x2",      "__vibmin_s16x2",      "__vibmax_u16x2",
+    "__vibmin_u16x2"};
+
 const std::vector<std::string> kNumericVerdictKeys{"products",     "block",        "k_order",     "extra_bits",
                                                    "alignment",    "rounding",     "intermediate", "c_added",
                                                    "subnormal_ab", "subnormal_c",  "subnormal_d", "integer"};
@@ -372,6 +396,11 @@ bool operator==(const TensorInstruction& a, const TensorInstruction& b) {
          a.best_warps == b.best_warps && a.best_ilp == b.best_ilp && a.numerics == b.numerics;
 }
 
+bool operator==(const DpxFunction& a, const DpxFunction& b) {
+  return a.function == b.function && a.sass == b.sass && a.latency == b.latency &&
+         a.throughput_per_sm == b.throughput_per_sm && a.by_blocks == b.by_blocks;
+}
+
 bool operator==(const Identity& a, const Identity& b) {
   return std::tie(a.name, a.uuid, a.sm_count, a.compute_capability, a.driver, a.cuda_version, a.memory_type) ==
          std::tie(b.name, b.uuid, b.sm_count, b.compute_capability, b.driver, b.cuda_version, b.memory_type);
@@ -382,7 +411,7 @@ bool operator==(const HardwareDescriptor& a, const HardwareDescriptor& b) {
          a.sm_clock == b.sm_clock && a.memory_clock == b.memory_clock && a.memory == b.memory &&
          a.fixed_costs.launch_single == b.fixed_costs.launch_single &&
          a.fixed_costs.launch_back_to_back == b.fixed_costs.launch_back_to_back &&
-         same_compute(a.compute, b.compute) && a.tensor_instructions == b.tensor_instructions &&
+         same_compute(a.compute, b.compute) && a.tensor_instructions == b.tensor_instructions && a.dpx == b.dpx &&
          a.references == b.references && a.notes == b.notes;
 }
 

@@ -152,6 +152,22 @@ struct TensorInstruction {
   std::string key() const;
 };
 
+// One DPX function of the CUDA math API (CUDA 12+; issue 14, Luo et al. "Benchmarking and
+// Dissecting the Nvidia Hopper GPU Architecture" §IV-E, Figs. 6-7): hardware on sm_90, emulated
+// with IMNMX/IADD/PRMT sequences before it.
+struct DpxFunction {
+  std::string function;  // "__vimax3_s32", one of kDpxFunctionNames
+  std::string sass;      // what the call compiled to, e.g. "VIMNMX3"; empty when not known
+  Field latency{Dimension::cycles};                   // one thread, dependent chain: cycles per call
+  Field throughput_per_sm{Dimension::dimensionless};  // calls per clock per SM, every SM busy
+  // Calls per clock per SM used, by blocks of 1024 threads launched (1, 2, 4, ... up to 2x the SMs):
+  // the paper's evidence that the unit is in the SM. Same provenance as throughput_per_sm.
+  std::vector<std::pair<int, double>> by_blocks;
+  bool present() const { return latency.present() || throughput_per_sm.present() || !by_blocks.empty(); }
+};
+// Every DPX function name of CUDA 13's device_functions.h (the loader accepts only these).
+extern const std::vector<std::string> kDpxFunctionNames;
+
 struct Identity {
   std::string name;               // "NVIDIA H200"
   std::string uuid;               // empty for spec-only descriptors
@@ -173,6 +189,7 @@ struct HardwareDescriptor {
   FixedCosts fixed_costs;  // "fixed_costs.launch_single", "fixed_costs.launch_back_to_back"
   std::map<ComputeUnit, std::map<Precision, Field>> compute;  // Dimension::flop_per_second
   std::vector<TensorInstruction> tensor_instructions;
+  std::vector<DpxFunction> dpx;  // by function name, at most one entry each
   std::map<std::string, std::string> references;  // short key -> full citation
   std::vector<std::string> notes;
 
@@ -199,6 +216,9 @@ struct HardwareDescriptor {
   void upsert_instruction(const TensorInstruction& ti);
   // Sets the numerics of the entry with ti's key, or appends ti (an entry with numerics only).
   void upsert_numerics(const TensorInstruction& ti);
+  // Merges a DPX probe's entry into the one of the same function (or appends it): the measured
+  // values, by_blocks and sass it carries replace the old ones; spec values (a paper's) stay.
+  void upsert_dpx(const DpxFunction& f);
 };
 
 // Any problem in a descriptor file: message is "file:line:column: key: cause".
@@ -231,6 +251,7 @@ bool operator==(const Field&, const Field&);
 bool operator==(const RampTable&, const RampTable&);
 bool operator==(const MemoryLevel&, const MemoryLevel&);
 bool operator==(const TensorInstruction&, const TensorInstruction&);
+bool operator==(const DpxFunction&, const DpxFunction&);
 bool operator==(const Identity&, const Identity&);
 bool operator==(const HardwareDescriptor&, const HardwareDescriptor&);
 

@@ -399,6 +399,43 @@ struct DescriptorReader {
     return ti;
   }
 
+  // dpx[i]: one DPX function's latency, calls/clk/SM and the by-blocks curve (issue 14).
+  DpxFunction dpx(const YAML::Node& node, const YAML::Mark& where, const std::string& path) const {
+    auto m = L.mapping(node, where, path, {"function", "sass", "latency", "throughput_per_sm", "by_blocks"});
+    const YAML::Mark at = node.Mark();
+    DpxFunction f;
+    const Entry& fn = L.require(m, "function", at, path);
+    f.function = L.nonempty(fn, path + ".function");
+    if (std::find(kDpxFunctionNames.begin(), kDpxFunctionNames.end(), f.function) == kDpxFunctionNames.end())
+      L.fail(Loader::value_mark(fn), path + ".function",
+             "'" + f.function + "' is not a DPX function of the CUDA math API (e.g. __vimax3_s32, __viaddmax_s16x2)");
+    if (auto it = m.find("sass"); it != m.end()) f.sass = L.nonempty(it->second, path + ".sass");
+    if (auto it = m.find("latency"); it != m.end()) f.latency = field(it->second, path + ".latency", Dimension::cycles, FieldKind::latency);
+    if (auto it = m.find("throughput_per_sm"); it != m.end())
+      f.throughput_per_sm =
+          field(it->second, path + ".throughput_per_sm", Dimension::dimensionless, FieldKind::per_clock_count);
+    if (auto it = m.find("by_blocks"); it != m.end()) {
+      const std::string p = path + ".by_blocks";
+      const YAML::Node& seq = it->second.value;
+      if (!seq.IsSequence() || seq.size() == 0)
+        L.fail(Loader::value_mark(it->second), p, "expected a list of [blocks, calls per clock per SM] pairs");
+      constexpr IntRange kBlocks{1, 10000000, "blocks"};
+      for (std::size_t i = 0; i < seq.size(); ++i) {
+        const YAML::Node pt = seq[i];
+        const std::string pp = p + "[" + std::to_string(i) + "]";
+        if (!pt.IsSequence() || pt.size() != 2) L.fail(pt.Mark(), pp, "expected [blocks, calls per clock per SM], e.g. [114, 63.9]");
+        const int blocks = L.integer(Entry{pt[0], pt[0]}, pp + "[0]", kBlocks);
+        std::optional<Dimension> bare = Dimension::dimensionless;
+        const double v = L.quantity(Entry{pt[1], pt[1]}, pp + "[1]", bare, true, FieldKind::per_clock_count);
+        if (!f.by_blocks.empty() && !(blocks > f.by_blocks.back().first))
+          L.fail(pt.Mark(), pp, "blocks must grow from one point to the next");
+        f.by_blocks.emplace_back(blocks, v);
+      }
+    }
+    if (!f.present()) L.fail(at, path, "needs latency, throughput_per_sm or by_blocks");
+    return f;
+  }
+
   // A mean error: a plain non-negative finite number ("1.29e-03", "0").
   double error_number(const Entry& e, const std::string& path) const {
     const std::string s = L.scalar(e, path);
@@ -463,7 +500,7 @@ HardwareDescriptor read_descriptor(const YAML::Node& root, const Loader& L, cons
   if (!root.IsMap()) L.fail(root.IsDefined() && !root.IsNull() ? root.Mark() : top, "", "a descriptor is a YAML mapping");
   auto m = L.mapping(root, top, "",
                      {"schema", "tool_version", "id", "identity", "sm_clock", "memory_clock", "fixed_costs", "memory",
-                      "compute", "tensor_instructions", "references", "notes"});
+                      "compute", "tensor_instructions", "dpx", "references", "notes"});
   HardwareDescriptor d;
   const Entry& schema = L.require(m, "schema", top, "");
   d.schema = L.scalar(schema, "schema");
@@ -548,6 +585,18 @@ HardwareDescriptor read_descriptor(const YAML::Node& root, const Loader& L, cons
       TensorInstruction ti = R.instruction(seq[i], seq[i].Mark(), p);
       if (!keys.insert(ti.key()).second) L.fail(seq[i].Mark(), p, "duplicate instruction " + ti.key());
       d.tensor_instructions.push_back(std::move(ti));
+    }
+  }
+
+  if (auto it = m.find("dpx"); it != m.end()) {
+    const YAML::Node& seq = it->second.value;
+    if (!seq.IsSequence()) L.fail(Loader::value_mark(it->second), "dpx", "expected a list of DPX functions");
+    std::set<std::string> names;
+    for (size_t i = 0; i < seq.size(); ++i) {
+      const std::string p = "dpx[" + std::to_string(i) + "]";
+      DpxFunction f = R.dpx(seq[i], seq[i].Mark(), p);
+      if (!names.insert(f.function).second) L.fail(seq[i].Mark(), p, "duplicate function " + f.function);
+      d.dpx.push_back(std::move(f));
     }
   }
 
@@ -894,6 +943,26 @@ std::string to_yaml(const HardwareDescriptor& d) {
       if (ti.best_warps) out << YAML::Key << "best_warps" << YAML::Value << *ti.best_warps;
       if (ti.best_ilp) out << YAML::Key << "best_ilp" << YAML::Value << *ti.best_ilp;
       if (ti.numerics) emit_numerics(out, *ti.numerics);
+      out << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
+
+  if (std::any_of(d.dpx.begin(), d.dpx.end(), [](const DpxFunction& f) { return f.present(); })) {
+    out << YAML::Key << "dpx" << YAML::Value << YAML::BeginSeq;
+    for (const auto& f : d.dpx) {
+      if (!f.present()) continue;
+      out << YAML::BeginMap;
+      emit_text(out, "function", f.function);
+      if (!f.sass.empty()) emit_text(out, "sass", f.sass);
+      emit_field(out, "latency", f.latency);
+      emit_field(out, "throughput_per_sm", f.throughput_per_sm);
+      if (!f.by_blocks.empty()) {
+        out << YAML::Key << "by_blocks" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+        for (const auto& [blocks, v] : f.by_blocks)
+          out << YAML::Flow << YAML::BeginSeq << blocks << YAML::DoubleQuoted << shortest(v) << YAML::EndSeq;
+        out << YAML::EndSeq;
+      }
       out << YAML::EndMap;
     }
     out << YAML::EndSeq;

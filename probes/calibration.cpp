@@ -201,6 +201,7 @@ CalibrationResult run_calibration(const CalibrationOptions& opt, const Calibrati
             if (numerics_only) d.upsert_numerics(ti);
             else d.upsert_instruction(ti);
           }
+          for (const auto& f : po.dpx) d.upsert_dpx(f);
           for (const auto& r : po.ramps) d.memory[r.level].ramp[r.pattern] = r.table;
           sum.fields = po.fields;
           entry["details"] = po.details;

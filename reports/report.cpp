@@ -297,6 +297,13 @@ Document build_document(const ReportInput& in, const std::vector<detail::Table>&
     plots_named(s, "wgmma-");
     d.sections.push_back(std::move(s));
   }
+  if (std::any_of(tables.begin(), tables.end(), [](const auto& t) { return t.id == "table-dpx" && !t.rows.empty(); })) {
+    // Only with DPX figures (issue 14): older descriptors have none, and their absence is not news.
+    Section s{"other-instructions", "Other instructions: DPX", {}};
+    table_with_id(s, "table-dpx");
+    plots_named(s, "dpx-");
+    d.sections.push_back(std::move(s));
+  }
   {
     Section s{"validation", "Validation", {}};
     for (const auto& t : tables)

@@ -512,6 +512,62 @@ Table shared_access_table(const ReportInput& in) {
   return t;
 }
 
+// ---- DPX functions (issue 14; Luo et al. §IV-E, Figs. 6-7) ----
+
+Table dpx_table(const ReportInput& in) {
+  Table t;
+  t.id = "table-dpx";
+  t.title = "DPX functions: latency and throughput (Luo et al. Figs. 6-7)";
+  t.caption = "Latency: one thread's dependent chain, cycles per call. Throughput: calls per clock per SM with one "
+              "block of 1024 threads on every SM, 8 independent chains per thread (probe dpx); per GPU: that x the SMs "
+              "x the SM clock (measured else spec). Hardware on sm_90, emulated before it.";
+  const auto cols = columns_with(in, [](const GpuInput& g) { return !g.hw.dpx.empty(); });
+  t.groups.push_back({"", 1});
+  t.columns.push_back("");
+  for (const auto* g : cols) {
+    t.groups.push_back({g->hw.identity.name + " (" + g->hw.id + ")", 5});
+    for (const char* c : {"latency spec", "latency measured", "calls/clk/SM spec", "calls/clk/SM measured", "per GPU"})
+      t.columns.push_back(c);
+  }
+  std::vector<std::string> names;
+  for (const auto* g : cols)
+    for (const auto& f : g->hw.dpx)
+      if (std::find(names.begin(), names.end(), f.function) == names.end()) names.push_back(f.function);
+  // The CUDA math API's order (max3/min3, add-max/min, relu, bmax), not the order of discovery.
+  std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+    const auto at = [](const std::string& n) { return std::find(kDpxFunctionNames.begin(), kDpxFunctionNames.end(), n); };
+    return at(a) < at(b);
+  });
+  for (const auto& name : names) {
+    std::vector<Cell> row{label(name)};
+    for (const auto* g : cols) {
+      const DpxFunction* f = nullptr;
+      for (const auto& x : g->hw.dpx)
+        if (x.function == name) f = &x;
+      const std::string path = "dpx:" + name;
+      field_cells(t, row, *g, f ? &f->latency : nullptr, path + ".latency", Dimension::cycles);
+      field_cells(t, row, *g, f ? &f->throughput_per_sm : nullptr, path + ".throughput_per_sm", Dimension::dimensionless);
+      Cell gpu;
+      gpu.gpu = g->hw.id;
+      gpu.field = path + ".throughput_per_s";
+      const auto per_sm = f ? f->throughput_per_sm.value() : std::nullopt;
+      const auto hz = g->hw.sm_clock.value();
+      if (per_sm && hz) {
+        gpu.value = *per_sm * g->hw.identity.sm_count * *hz;
+        gpu.text = short_num(*gpu.value / 1e12, 4) + " Tcalls/s";
+        gpu.source = "derived";
+      } else {
+        gpu.text = mark_missing_measured();
+        gpu.source = "missing";
+      }
+      row.push_back(gpu);
+    }
+    t.rows.push_back(std::move(row));
+  }
+  if (t.rows.empty()) t.caption += " No descriptor has these figures (calibrate runs the dpx probe).";
+  return t;
+}
+
 // ---- validation results ----
 
 Cell num_cell(double v, Dimension d, int note, bool quantity = true) {
@@ -776,6 +832,7 @@ std::vector<Table> build_tables(const ReportInput& in) {
   out.push_back(numerics_table(in));
   out.push_back(numerics_errors_table(in));
   out.push_back(shared_access_table(in));
+  out.push_back(dpx_table(in));
   results_tables(in, out);
   profile_tables(in, out);
   return out;

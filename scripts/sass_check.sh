@@ -94,6 +94,14 @@ else
   echo "(no compute-probe kernels in $*)"
 fi
 
+echo "== dpx probe: min/max opcodes per kernel (reading only; the unrolled throughput body has 256 calls)"
+# Expected on sm_90: VIMNMX3 / VIADDMNMX / VIMNMX (.RELU, 16x2 forms); before it IMNMX, IADD3, PRMT.
+# __vibmax may become ISETP + SEL. Fewer than 256 min/max opcodes in a throughput kernel of a
+# non-__vibmax function would mean the chains were folded.
+opcodes '^(VIMNMX|VIMNMX3|VIADDMNMX|IMNMX|VIMNMX|ISETP|SEL|PRMT|IADD3|VIADD|VHMNMX)' |
+  grep -E "dpx::Fn|latency_kernel<|throughput_kernel<|check_kernel<" | grep -E "Fn::vi" |
+  sed -E 's/ceiling::probes::(\(anonymous namespace\)::)?//g; s/ceiling::probes::dpx:://g' || echo "(no dpx kernels in $*)"
+
 echo "== validation kernels: DMMA and 16-byte global accesses"
 opcodes '^(DMMA|LDG|STG)' | grep -E "(scale|gemv)_(tensor|cuda)_core" >"$tmp.kernels"
 if [[ -s $tmp.kernels ]]; then
