@@ -1,6 +1,8 @@
 // Probe "wgmma-sp" (sm_90a): structured-sparse warpgroup MMA, wgmma.mma_async.sp, SS form (the
 // compressed A, M x K/2, and B from shared memory through matrix descriptors without swizzle, as
-// in the dense probe "wgmma" of wgmma_probe_sm90a.cu), and its dense twin wgmma.mma_async of the
+// in the dense probe "wgmma" of wgmma_probe_sm90a.cu) and RS form (the compressed A from 4
+// registers per thread, in the A fragment layout of the dense instruction with K/2; B from shared
+// memory), each with its dense twin (same A source) wgmma.mma_async of the
 // same types and N timed back to back in the same run, so the sparse/dense ratio is measured, not
 // taken from two calibrations. Per variant: products checked against a CPU reference (two uniform
 // metadata patterns, then a per-row/per-chunk mixed pattern that exercises the per-thread metadata
@@ -59,23 +61,26 @@ constexpr int kCoreLbo = 128;      // bytes between core matrices along K
 constexpr int kARowBytes = 32;     // A's stored row: K/2 sparse (or K dense) elements, 32 bytes for every type
 constexpr uint8_t kTimingNibble = 0x4;  // positions 0,1 (tf32: element 0) of every chunk
 
-// The loop kernel's view of an instruction: sparse (metadata register used) or the dense twin.
-template <class S>
+// The loop kernel's view of an instruction: sparse (metadata register used) or the dense twin;
+// RS: A from 4 registers per thread (the compressed A in the sparse case), else from shared memory.
+template <class S, bool RS = false>
 struct SparseOp : S {
-  static constexpr bool sparse = true;
+  static constexpr bool sparse = true, rs_form = RS;
   static constexpr int KA = S::K / 2;  // A columns stored: the compressed M x K/2
   static constexpr int b_row_bytes = S::K * elem_bits(S::a_elem) / 8;
-  __device__ __forceinline__ static void mma(typename S::CReg (&d)[S::NC], uint64_t da, uint64_t db, uint32_t meta) {
-    S::ss(d, da, db, meta, 1);
+  __device__ __forceinline__ static void mma(typename S::CReg (&d)[S::NC], uint64_t da, uint64_t db, uint32_t meta,
+                                             const uint32_t (&a)[4]) {
+    if constexpr (RS) S::rs(d, a, db, meta, 1); else S::ss(d, da, db, meta, 1);
   }
 };
-template <class W>
+template <class W, bool RS = false>
 struct DenseOp : W {
-  static constexpr bool sparse = false;
+  static constexpr bool sparse = false, rs_form = RS;
   static constexpr int KA = W::K;
   static constexpr int b_row_bytes = W::K * elem_bits(W::a_elem) / 8;
-  __device__ __forceinline__ static void mma(typename W::CReg (&d)[W::NC], uint64_t da, uint64_t db, uint32_t) {
-    W::ss(d, da, db, 1);
+  __device__ __forceinline__ static void mma(typename W::CReg (&d)[W::NC], uint64_t da, uint64_t db, uint32_t,
+                                             const uint32_t (&a)[4]) {
+    if constexpr (RS) W::rs(d, a, db, 1); else W::ss(d, da, db, 1);
   }
 };
 
@@ -97,7 +102,8 @@ __device__ __forceinline__ float sp_combine(float x, float y) { return x + y; }
 // dout: the accumulators of warpgroup 0 of block 0 (checks); sink: one value per thread.
 template <class Op>
 __global__ void __launch_bounds__(128 * kMaxWarpgroups, 1)
-    wgmma_sp_loop_kernel(const uint4* a_img, const uint4* b_img, const uint32_t* meta, int iters, int wait_each,
+    wgmma_sp_loop_kernel(const uint4* a_img, const uint4* b_img, const uint32_t* meta, const uint32_t* a_frag,
+                         int iters, int wait_each,
                          long long* clocks, typename Op::CReg* dout, typename Op::CReg* sink, int* not_sm90a) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(128) uint4 smem[];
@@ -108,6 +114,9 @@ __global__ void __launch_bounds__(128 * kMaxWarpgroups, 1)
   const uint64_t da = sp_smem_desc(smem, kCoreLbo, kARowBytes / 16 * kCoreLbo);
   const uint64_t db = sp_smem_desc(smem + a_vec, kCoreLbo, Op::b_row_bytes / 16 * kCoreLbo);
   const uint32_t e = meta[threadIdx.x % 128];
+  uint32_t af[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) af[i] = a_frag[(threadIdx.x % 128) * 4 + i];
   typename Op::CReg acc[Op::NC];
 #pragma unroll
   for (int r = 0; r < Op::NC; ++r) acc[r] = typename Op::CReg(0);
@@ -116,7 +125,7 @@ __global__ void __launch_bounds__(128 * kMaxWarpgroups, 1)
   if (wait_each) {
     for (int it = 0; it < iters; ++it) {
       asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-      Op::mma(acc, da, db, e);
+      Op::mma(acc, da, db, e, af);
       asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
       asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
     }
@@ -124,7 +133,7 @@ __global__ void __launch_bounds__(128 * kMaxWarpgroups, 1)
     for (int it = 0; it < iters; ++it) {
       asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) Op::mma(acc, da, db, e);
+      for (int u = 0; u < kUnroll; ++u) Op::mma(acc, da, db, e, af);
       asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
       asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
     }
@@ -212,7 +221,7 @@ struct SpRunner {
 template <class Op>
 struct SpState {
   gpu::DeviceBuffer<uint4> a_img, b_img;
-  gpu::DeviceBuffer<uint32_t> meta;
+  gpu::DeviceBuffer<uint32_t> meta, a_frag;
   gpu::DeviceBuffer<long long> clocks;
   gpu::DeviceBuffer<typename Op::CReg> dout, sink;
   gpu::DeviceBuffer<int> flag;
@@ -237,7 +246,23 @@ void upload(SpState<Op>& s, const std::vector<double>& Ac, const std::vector<dou
       const uint64_t bits = encode(Op::a_elem, B[k * Op::N + n]);
       std::memcpy(&b_img[core_offset(n, k * bytes, Op::b_row_bytes)], &bits, bytes);
     }
+  // RS fragments: warp w holds rows 16w..16w+15 of the stored A (64 x KA) in the mma m16n8k* A
+  // layout of the dense instruction with K = KA (as the dense wgmma probe's RS fragments).
+  const int per32 = elem_bits(Op::a_elem) >= 32 ? 1 : 32 / elem_bits(Op::a_elem);
+  std::vector<uint32_t> a_frag(128 * 4, 0);
+  for (int thr = 0; thr < 128; ++thr) {
+    const int w = thr / 32, lane = thr % 32, g = lane / 4, tq = lane % 4;
+    for (int r = 0; r < 4; ++r) {
+      uint32_t bits = 0;
+      for (int j = 0; j < per32; ++j) {
+        const int row = 16 * w + g + 8 * (r % 2), col = tq * per32 + j + 4 * per32 * (r / 2);
+        bits |= static_cast<uint32_t>(encode(Op::a_elem, Ac[row * Op::KA + col])) << (j * elem_bits(Op::a_elem));
+      }
+      a_frag[thr * 4 + r] = bits;
+    }
+  }
   if (!s.a_img.size()) {
+    s.a_frag = gpu::DeviceBuffer<uint32_t>(128 * 4);
     s.a_img = gpu::DeviceBuffer<uint4>(a_img.size() / 16);
     s.b_img = gpu::DeviceBuffer<uint4>(b_img.size() / 16);
     s.meta = gpu::DeviceBuffer<uint32_t>(128);
@@ -253,6 +278,7 @@ void upload(SpState<Op>& s, const std::vector<double>& Ac, const std::vector<dou
   CUDA_CHECK(cudaMemcpy(s.a_img.data(), a_img.data(), a_img.size(), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(s.b_img.data(), b_img.data(), b_img.size(), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(s.meta.data(), meta.data(), s.meta.bytes(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(s.a_frag.data(), a_frag.data(), s.a_frag.bytes(), cudaMemcpyHostToDevice));
 }
 
 template <class Op>
@@ -264,7 +290,7 @@ SpRunner make_runner(const std::string& sass) {
   r.proto.input_detail = elem_detail(Op::a_elem);
   r.proto.accumulate = Op::accumulate;
   r.proto.sparse = Op::sparse;
-  r.proto.operand_a = "ss";
+  r.proto.operand_a = Op::rs_form ? "rs" : "ss";
   r.proto.sass = sass;
   r.fma_per_wgmma = 64.0 * Op::N * Op::K;
   auto st = std::make_shared<SpState<Op>>();
@@ -275,7 +301,7 @@ SpRunner make_runner(const std::string& sass) {
     if (s.sink.size() < static_cast<size_t>(blocks) * 128 * kMaxWarpgroups)
       s.sink = gpu::DeviceBuffer<typename Op::CReg>(static_cast<size_t>(blocks) * 128 * kMaxWarpgroups);
     wgmma_sp_loop_kernel<Op><<<blocks, 128 * wgs, s.smem, stream>>>(s.a_img.data(), s.b_img.data(), s.meta.data(),
-                                                                     iters, 0, s.clocks.data(), s.dout.data(),
+                                                                     s.a_frag.data(), iters, 0, s.clocks.data(), s.dout.data(),
                                                                      s.sink.data(), s.flag.data());
   };
   r.run_cycles = [st](int wgs, int blocks, int iters, bool wait_each) {
@@ -283,7 +309,8 @@ SpRunner make_runner(const std::string& sass) {
     if (s.clocks.size() < static_cast<size_t>(2 * blocks)) s.clocks = gpu::DeviceBuffer<long long>(2 * blocks);
     if (s.sink.size() < static_cast<size_t>(blocks) * 128 * kMaxWarpgroups)
       s.sink = gpu::DeviceBuffer<typename Op::CReg>(static_cast<size_t>(blocks) * 128 * kMaxWarpgroups);
-    wgmma_sp_loop_kernel<Op><<<blocks, 128 * wgs, s.smem>>>(s.a_img.data(), s.b_img.data(), s.meta.data(), iters,
+    wgmma_sp_loop_kernel<Op><<<blocks, 128 * wgs, s.smem>>>(s.a_img.data(), s.b_img.data(), s.meta.data(),
+                                                             s.a_frag.data(), iters,
                                                              wait_each ? 1 : 0, s.clocks.data(), s.dout.data(),
                                                              s.sink.data(), s.flag.data());
     CUDA_CHECK_LAUNCH();
@@ -413,7 +440,21 @@ std::vector<Pair> pairs(bool quick) {
                make_runner<DenseOp<WG_E4M3F32_N256>>("QGMMA.64x256x32.F32.E4M3.E4M3")});
   v.push_back({make_runner<SparseOp<WGSP_S8S32_N256>>("IGMMA.SP.64x256x64.S8.S8"),
                make_runner<DenseOp<WG_S8S32_N256>>("IGMMA.64x256x32.S8.S8")});
+  // RS form (A from registers): the SS form reads A and B from shared memory for every wgmma and
+  // is capped by 128 B/clk/SM of shared-memory bandwidth below 2x (see NOTES); RS reads only B.
+  v.push_back({make_runner<SparseOp<WGSP_F16F32_N256, true>>("HGMMA.SP.64x256x32.F32 (A in registers)"),
+               make_runner<DenseOp<WG_F16F32_N256, true>>("HGMMA.64x256x16.F32 (A in registers)")});
   if (!quick) {
+    v.push_back({make_runner<SparseOp<WGSP_BF16F32_N256, true>>("HGMMA.SP.64x256x32.F32.BF16 (A in registers)"),
+                 make_runner<DenseOp<WG_BF16F32_N256, true>>("HGMMA.64x256x16.F32.BF16 (A in registers)")});
+    v.push_back({make_runner<SparseOp<WGSP_TF32F32_N256, true>>("HGMMA.SP.64x256x16.F32.TF32 (A in registers)"),
+                 make_runner<DenseOp<WG_TF32F32_N256, true>>("HGMMA.64x256x8.F32.TF32 (A in registers)")});
+    v.push_back({make_runner<SparseOp<WGSP_E4M3F32_N256, true>>("QGMMA.SP.64x256x64.F32.E4M3.E4M3 (A in registers)"),
+                 make_runner<DenseOp<WG_E4M3F32_N256, true>>("QGMMA.64x256x32.F32.E4M3.E4M3 (A in registers)")});
+    v.push_back({make_runner<SparseOp<WGSP_S8S32_N256, true>>("IGMMA.SP.64x256x64.S8.S8 (A in registers)"),
+                 make_runner<DenseOp<WG_S8S32_N256, true>>("IGMMA.64x256x32.S8.S8 (A in registers)")});
+    v.push_back({make_runner<SparseOp<WGSP_F16F32_N128, true>>("HGMMA.SP.64x128x32.F32 (A in registers)"),
+                 make_runner<DenseOp<WG_F16F32_N128, true>>("HGMMA.64x128x16.F32 (A in registers)")});
     v.push_back({make_runner<SparseOp<WGSP_F16F32_N128>>("HGMMA.SP.64x128x32.F32"),
                  make_runner<DenseOp<WG_F16F32_N128>>("HGMMA.64x128x16.F32")});
     v.push_back({make_runner<SparseOp<WGSP_F16F32_N64>>("HGMMA.SP.64x64x32.F32"),
@@ -576,11 +617,11 @@ ProbeOutput run_wgmma_sp(const ProbeContext& ctx) {
 
 const Registrar reg{ProbeInfo{
     "wgmma-sp", "compute",
-    "sparse wgmma.mma_async.sp (sm_90a, SS) latency and throughput next to its dense twin timed back to back; "
+    "sparse wgmma.mma_async.sp (sm_90a, SS and RS) latency and throughput next to its dense twin timed back to back; "
     "CPU-checked products (two uniform metadata patterns and a per-thread layout check); dense-equivalent FLOPs",
     {{"instruction", {"f16 f32 m64nNk32 (N 64, 128, 256)", "bf16 m64n256k32", "tf32 m64n256k16", "e4m3 m64n256k64",
                       "s8 m64n256k64"}},
-     {"operand_a", {"ss"}},
+     {"operand_a", {"ss", "rs"}},
      {"warpgroups_per_sm", {"1", "2", "3"}}},
     {"tensor_instructions"},
     90, true, run_wgmma_sp}};

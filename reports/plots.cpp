@@ -1271,15 +1271,17 @@ PlotSpec sparse_plot(const GpuInput& g) {
       if (d.sparse || !d.throughput.measured || d.api != s.api || d.input != s.input ||
           d.input_detail != s.input_detail || d.accumulate != s.accumulate)
         continue;
-      const bool same = d.shape == s.shape;
-      const bool best_same = best && best->shape == s.shape;
-      if (!best || (same && !best_same) ||
-          (same == best_same && d.throughput.measured->median > best->throughput.measured->median))
+      // Prefer the same A operand source (SS/RS), then the same shape, then the fastest.
+      const auto rank = [&s](const TensorInstruction& t) {
+        return std::make_pair(t.operand_a == s.operand_a, t.shape == s.shape);
+      };
+      if (!best || rank(d) > rank(*best) ||
+          (rank(d) == rank(*best) && d.throughput.measured->median > best->throughput.measured->median))
         best = &d;
     }
     const double st = s.throughput.measured->median / 1e12;
     const double dt = best ? best->throughput.measured->median / 1e12 : 0;
-    std::string label = s.api + " " + s.shape + " " +
+    std::string label = s.api + (s.operand_a.empty() ? std::string() : "." + s.operand_a) + " " + s.shape + " " +
                         (s.input_detail.empty() ? std::string(to_string(s.input)) : s.input_detail) + "/" +
                         std::string(to_string(s.accumulate)) + (best && best->shape != s.shape ? " (vs " + best->shape + ")" : "");
     for (char& ch : label)
