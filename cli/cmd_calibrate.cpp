@@ -61,14 +61,17 @@ int print_list(bool as_json) {
                      {"axes", axes},
                      {"fills", p.fills},
                      {"min_cc", std::to_string(p.min_cc / 10) + "." + std::to_string(p.min_cc % 10)},
-                     {"in_quick", p.in_quick}});
+                     {"in_quick", p.in_quick},
+                     {"per_architecture", p.per_architecture}});
     }
     std::cout << json{{"probes", arr}}.dump(2) << "\n";
     return 0;
   }
   for (const auto& p : all) {
     std::cout << p.name << "  [" << p.group << "]  min cc " << p.min_cc / 10 << "." << p.min_cc % 10
-              << (p.in_quick ? "" : "  (not in --quick)") << "\n    " << p.description << "\n";
+              << (p.in_quick ? "" : "  (not in --quick)")
+              << (p.per_architecture ? "  (per architecture: reused from a descriptor of the same compute capability)" : "")
+              << "\n    " << p.description << "\n";
     for (const auto& [k, v] : p.axes) std::cout << "    axis " << k << ": " << join(v) << "\n";
     std::cout << "    fills: " << join(p.fills) << "\n";
   }
@@ -115,7 +118,7 @@ void print_summary(const probes::CalibrationResult& r, bool as_json) {
     for (const auto& p : r.probes) {
       json sum = {{"name", p.name}, {"status", std::string(to_string(p.status))}, {"seconds", p.seconds},
                   {"fields", json::array()}};
-      if (p.status == probes::ProbeStatus::skipped) sum["reason"] = p.reason;
+      if (p.status != probes::ProbeStatus::ok) sum["reason"] = p.reason;
       for (const auto& fm : p.fields)
         sum["fields"].push_back({{"path", fm.path}, {"median", fm.value.median}, {"cv", fm.value.cv},
                                  {"flagged", fm.value.flagged}});
@@ -135,7 +138,7 @@ void print_summary(const probes::CalibrationResult& r, bool as_json) {
             << r.descriptor_path.string() << " (+ " << r.probes_path.filename().string() << ")\n";
   for (const auto& p : r.probes) {
     std::cout << "  " << p.name << ": " << to_string(p.status);
-    if (p.status == probes::ProbeStatus::skipped) std::cout << " (" << p.reason << ")";
+    if (p.status != probes::ProbeStatus::ok) std::cout << " (" << p.reason << ")";
     std::cout << "\n";
     for (const auto& fm : p.fields) {
       const Field* fld = r.descriptor.find_field(fm.path);
@@ -164,6 +167,7 @@ int run_calibrate(const CalibrateOptions& opt) {
   o.resolve_base = [](const std::string& name) { return resolve_hardware(name); };
   o.candidates = shipped_descriptors();
   o.id_from_name = [](const std::string& name) { return id_from_name(name); };
+  o.remeasure_architecture = opt.remeasure_architecture;
   probes::CalibrationResult r;
   try {
     r = probes::run_calibration(o, progress_printer());
@@ -371,6 +375,7 @@ int run_calibrate_devices(const CalibrateOptions& opt) {
         argv.insert(argv.end(), {"--probes", list});
       }
       if (opt.quick) argv.push_back("--quick");
+      if (opt.remeasure_architecture) argv.push_back("--remeasure-architecture");
       c.pid = spawn_to_files(argv, dir / (c.file_stem + ".calibrate.json"), dir / (c.file_stem + ".calibrate.log"));
       spdlog::info("calibrate --devices: device {} ({}) started -> {}", c.device, c.name.empty() ? "?" : c.name,
                    (dir / (c.file_stem + ".yaml")).string());
@@ -502,6 +507,11 @@ Subcommand add_calibrate(CLI::App& root) {
   s.app->add_option("--base", opt->base, "Descriptor (file or shipped id) whose spec values to start from");
   s.app->add_option("--probes", opt->probes, "Only these probes (comma-separated; see --list)")->delimiter(',');
   s.app->add_flag("--quick", opt->quick, "Smaller sweeps and fewer repeats");
+  s.app->add_flag("--remeasure-architecture", opt->remeasure_architecture,
+                  "Also run the probes whose results are properties of the architecture (mma-numerics, "
+                  "wgmma-numerics: the tensor cores' arithmetic). Without it they are reused from the starting "
+                  "descriptor or a shipped descriptor of the same compute capability, which the summary names; "
+                  "naming one in --probes runs it too");
   s.app->add_option("--devices", opt->devices,
                     "Calibrate several GPUs at once, one process each: all, or ordinals like 0,2,5. Each GPU's "
                     "descriptor goes to --out-dir as <id>-<UUID prefix>.yaml, with its log; a GPU that fails is "

@@ -42,6 +42,7 @@ struct CalibrateOptions {
   std::vector<std::string> probes;  // empty = all
   bool quick = false;
   bool json = false;
+  bool remeasure_architecture = false;  // run the per-architecture probes even where reusable
   // --devices all|0,2,5: one calibration per GPU, all at once (one process each), descriptors in
   // out_dir named <id>-<uuid prefix>.yaml (issue 16).
   std::string devices;

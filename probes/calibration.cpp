@@ -83,7 +83,16 @@ void merge(HardwareDescriptor& d, const FieldMeasurement& fm) {
 
 }  // namespace
 
-std::string_view to_string(ProbeStatus s) { return s == ProbeStatus::ok ? "ok" : "skipped"; }
+std::string_view to_string(ProbeStatus s) {
+  switch (s) {
+    case ProbeStatus::ok: return "ok";
+    case ProbeStatus::skipped: return "skipped";
+    case ProbeStatus::reused: return "reused";
+  }
+  return "unknown";
+}
+
+
 
 int CalibrationResult::ran() const {
   int n = 0;
@@ -135,6 +144,7 @@ CalibrationResult run_calibration(const CalibrationOptions& opt, const Calibrati
     std::error_code ec;
     if (fs::is_regular_file(out, ec)) d = starting_descriptor(opt, out, dev, res.origin);
   }
+  const std::string start_cc = d.identity.compute_capability;  // before it becomes the device's
   if (d.id.empty()) d.id = out.stem().string();
   d.tool_version = CEILING_VERSION;
   d.identity.uuid = dev.uuid;
@@ -185,6 +195,33 @@ CalibrationResult run_calibration(const CalibrationOptions& opt, const Calibrati
       emit(e);
     };
     std::optional<std::string> skipped;
+    std::optional<ArchitectureReuse> reuse;
+    if (p.per_architecture && opt.probes.empty() && !opt.remeasure_architecture && cc >= p.min_cc)
+      reuse = architecture_reuse(p.name, dev.compute_capability(), d, start_cc, res.origin, opt.candidates);
+    if (reuse) {
+      for (auto ti : reuse->instructions) {
+        ti.numerics->note += std::string(ti.numerics->note.empty() ? "" : "; ") + "reused by calibrate from " +
+                             reuse->source + " (same compute capability " + dev.compute_capability() + ")";
+        d.upsert_numerics(ti);
+      }
+      sum.status = ProbeStatus::reused;
+      sum.reason = "an architecture property: " + std::to_string(reuse->instructions.size()) + " entries from " +
+                   reuse->source + " (compute capability " + dev.compute_capability() + ", measured " +
+                   reuse->measured + "); --probes " + p.name + " or --remeasure-architecture measures it here";
+      spdlog::info("{}: reused: {}", tag, sum.reason);
+      entry["reused_from"] = reuse->source;
+      entry["details"] = reuse->details.is_null() ? json::object() : reuse->details;
+      sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      CalibrationEvent e = base_event;
+      e.kind = CalibrationEvent::Kind::done;
+      e.seconds = sum.seconds;
+      emit(e);
+      pj["probes"][p.name] = entry;
+      save_descriptor(d, out);
+      write_file_atomically(res.probes_path, pj.dump(1) + "\n");
+      res.probes.push_back(std::move(sum));
+      continue;
+    }
     if (cc < p.min_cc) {
       skipped = "needs compute capability " + cc_text(p.min_cc) + ", device has " + dev.compute_capability();
     } else {

@@ -3,6 +3,8 @@
 // details (docs/FORMATS.md) atomically after every probe, so an interrupted run resumes.
 #pragma once
 #include <filesystem>
+#include <optional>
+#include <nlohmann/json.hpp>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "../model/descriptor.hpp"
+#include "host/architecture_reuse.hpp"
 #include "registry.hpp"
 
 namespace ceiling::probes {
@@ -28,9 +31,14 @@ struct CalibrationOptions {
   std::function<std::filesystem::path(const std::string&)> resolve_base;  // empty: `base` is a path
   std::vector<std::filesystem::path> candidates;
   std::function<std::string(const std::string& device_name)> id_from_name;  // required when `out` is empty
+  // Run the per-architecture probes (ProbeInfo::per_architecture) even where their results can be
+  // reused; naming them in `probes` does the same for those named.
+  bool remeasure_architecture = false;
 };
 
-enum class ProbeStatus { ok, skipped };
+// ok: measured now; skipped: could not run (reason); reused: a per-architecture probe's results
+// taken from a descriptor of the same compute capability (reason says which, and when measured).
+enum class ProbeStatus { ok, skipped, reused };
 std::string_view to_string(ProbeStatus);
 
 struct ProbeRunSummary {

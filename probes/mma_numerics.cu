@@ -256,7 +256,7 @@ const Registrar reg{ProbeInfo{
     {{"instruction", {"f16 f16|f32 m16n8k16", "f16/bf16/tf32 m16n8k8", "bf16 m16n8k16", "e4m3/e5m2 m16n8k32",
                       "s8 m16n8k32", "s4 m16n8k64"}}},
     {"tensor_instructions"},
-    80, true, run_numerics}};
+    80, true, run_numerics, /*per_architecture=*/true}};
 
 }  // namespace
 }  // namespace ceiling::probes::compute

@@ -59,6 +59,12 @@ struct ProbeInfo {
   int min_cc = 80;          // 10*major + minor
   bool in_quick = true;     // part of calibrate --quick
   std::function<ProbeOutput(const ProbeContext&)> run;
+  // What it measures is a property of the architecture (the compute capability), not of one GPU:
+  // the tensor cores' arithmetic (mma-numerics, wgmma-numerics). A calibration that does not name
+  // it in --probes reuses its results from the starting descriptor or a shipped descriptor of the
+  // same compute capability (measured there, never a paper value) and says so; naming it, or
+  // --remeasure-architecture, runs it.
+  bool per_architecture = false;
 };
 
 class Registry {

@@ -642,7 +642,7 @@ const Registrar reg_numerics{ProbeInfo{
     "paper's error tables (the FP8 accumulator width shows here)",
     {{"instruction", {"e4m3/e5m2 m64n256k32", "f16 m64n64k16", "bf16 m64n256k16", "tf32 m64n256k8"}}},
     {"tensor_instructions"},
-    90, true, run_wgmma_numerics}};
+    90, true, run_wgmma_numerics, /*per_architecture=*/true}};
 
 }  // namespace
 }  // namespace ceiling::probes::compute

@@ -98,9 +98,21 @@ echo "== dpx probe: min/max opcodes per kernel (reading only; the unrolled throu
 # Expected on sm_90: VIMNMX3 / VIADDMNMX / VIMNMX (.RELU, 16x2 forms); before it IMNMX, IADD3, PRMT.
 # __vibmax may become ISETP + SEL. Fewer than 256 min/max opcodes in a throughput kernel of a
 # non-__vibmax function would mean the chains were folded.
-opcodes '^(VIMNMX|VIMNMX3|VIADDMNMX|IMNMX|VIMNMX|ISETP|SEL|PRMT|IADD3|VIADD|VHMNMX)' |
-  grep -E "dpx::Fn|latency_kernel<|throughput_kernel<|check_kernel<" | grep -E "Fn::vi" |
-  sed -E 's/ceiling::probes::(\(anonymous namespace\)::)?//g; s/ceiling::probes::dpx:://g' || echo "(no dpx kernels in $*)"
+# Kernels templated on the enum demangle as "(ceiling::probes::dpx::Fn)N": N is named from the
+# enum's order in probes/host/dpx.hpp (kept in step by hand: 16 functions).
+dpx_names=(vimax3_s32 vimin3_s32 vimax3_s16x2 vimin3_s16x2 viaddmax_s32 viaddmin_s32 viaddmax_s16x2 vimax_s32_relu
+           vimax3_s32_relu vibmax_s32 vimax3_u32 vimin3_u32 viaddmax_u32 viaddmin_u32 vibmax_u32 vimax3_s16x2_relu)
+opcodes '^(VIMNMX|VIMNMX3|VIADDMNMX|IMNMX|ISETP|SEL|PRMT|IADD3|VIADD|VHMNMX)' |
+  grep -E "(latency|throughput|check)_kernel<\(?(ceiling::probes::)?dpx::Fn" |
+  sed -E 's/ceiling::probes::(\(anonymous namespace\)::)?//g; s/ceiling::probes::dpx:://g; s/\(?dpx::Fn\)?:?:?//g' >"$tmp.dpx"
+if [[ -s $tmp.dpx ]]; then
+  while IFS= read -r l; do
+    if [[ $l =~ _kernel\<([0-9]+)\> ]]; then l=${l/<${BASH_REMATCH[1]}>/<${dpx_names[${BASH_REMATCH[1]}]}>}; fi
+    echo "$l"
+  done <"$tmp.dpx"
+else
+  echo "(no dpx kernels in $*)"
+fi
 
 echo "== validation kernels: DMMA and 16-byte global accesses"
 opcodes '^(DMMA|LDG|STG)' | grep -E "(scale|gemv)_(tensor|cuda)_core" >"$tmp.kernels"
