@@ -613,6 +613,10 @@ Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const Pre
     cc_p = Precision::fp32;  // CUDA cores have no TF32: the CUDA-core formulation runs in FP32
     prov.push_back("CUDA-core precision = fp32: CUDA cores have no tf32");
   }
+  if (cc_p == Precision::fp8 && !find_compute(hw, ComputeUnit::cuda_core, cc_p) && !opt.peak_cuda_core_override) {
+    cc_p = Precision::fp16;  // no FP8 arithmetic on CUDA cores: the inputs are widened to FP16 (HFMA2)
+    prov.push_back("CUDA-core precision = fp16: CUDA cores have no fp8 arithmetic (inputs widened to fp16)");
+  }
   const std::string cc_path = "compute.cuda_core." + precision_name(cc_p);
   const std::string tc_path = "compute.tensor_core." + precision_name(k.precision);
   const Taken cc = opt.peak_cuda_core_override

@@ -331,6 +331,7 @@ void run_function(Session& s, std::mt19937_64& rng) {
   const std::string tput_note = std::to_string(s.pc.sm_count) + " blocks (one per SM) x " + std::to_string(kThreads) +
                                 " threads x " + std::to_string(kChains) + " chains x " + std::to_string(steps) +
                                 " calls, per-SM clock64" + (dpx::has_predicate(F) ? "; the predicate is used (one add per call)" : "");
+  f.sass = std::string(dpx::expected_sass(F, sm90));  // checked by scripts/sass_check.sh, not at run time
   f.latency.measured = measured_from_samples(lat, "dpx", s.clock_hz, false, lat_note);
   const auto [lo, hi] = std::minmax_element(tput.begin(), tput.end());
   f.throughput_per_sm.measured = measured_from_samples(tput, "dpx", s.clock_hz, *hi > 1.05 * *lo, tput_note);

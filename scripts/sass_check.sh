@@ -94,7 +94,7 @@ else
   echo "(no compute-probe kernels in $*)"
 fi
 
-echo "== dpx probe: min/max opcodes per kernel (reading only; the unrolled throughput body has 256 calls)"
+echo "== dpx probe: min/max opcodes per kernel; each throughput kernel must hold its function's opcode (sm_90)"
 # Expected on sm_90: VIMNMX3 / VIADDMNMX / VIMNMX (.RELU, 16x2 forms); before it IMNMX, IADD3, PRMT.
 # __vibmax may become ISETP + SEL. Fewer than 256 min/max opcodes in a throughput kernel of a
 # non-__vibmax function would mean the chains were folded.
@@ -105,10 +105,22 @@ dpx_names=(vimax3_s32 vimin3_s32 vimax3_s16x2 vimin3_s16x2 viaddmax_s32 viaddmin
 opcodes '^(VIMNMX|VIMNMX3|VIADDMNMX|IMNMX|ISETP|SEL|PRMT|IADD3|VIADD|VHMNMX)' |
   grep -E "(latency|throughput|check)_kernel<\(?(ceiling::probes::)?dpx::Fn" |
   sed -E 's/ceiling::probes::(\(anonymous namespace\)::)?//g; s/ceiling::probes::dpx:://g; s/\(?dpx::Fn\)?:?:?//g' >"$tmp.dpx"
+# The opcode each function's throughput kernel must hold on sm_90 (probes/host/dpx.hpp expected_sass).
+declare -A dpx_want=([vimax3_s32]='VIMNMX3' [vimin3_s32]='VIMNMX3' [vimax3_s16x2]='VIMNMX3\.S16x2'
+  [vimin3_s16x2]='VIMNMX3\.S16x2' [viaddmax_s32]='VIADDMNMX' [viaddmin_s32]='VIADDMNMX'
+  [viaddmax_s16x2]='VIADDMNMX\.S16x2' [vimax_s32_relu]='VIMNMX3?\.RELU' [vimax3_s32_relu]='VIMNMX3\.RELU'
+  [vibmax_s32]='SEL' [vimax3_u32]='VIMNMX3\.U32' [vimin3_u32]='VIMNMX3\.U32' [viaddmax_u32]='VIADDMNMX\.U32'
+  [viaddmin_u32]='VIADDMNMX\.U32' [vibmax_u32]='SEL' [vimax3_s16x2_relu]='VIMNMX3\.S16x2\.RELU')
 if [[ -s $tmp.dpx ]]; then
   while IFS= read -r l; do
     if [[ $l =~ _kernel\<([0-9]+)\> ]]; then l=${l/<${BASH_REMATCH[1]}>/<${dpx_names[${BASH_REMATCH[1]}]}>}; fi
     echo "$l"
+    if [[ $l =~ throughput_kernel\<([a-z0-9_]+)\>.*\[sm_90a?\] ]]; then
+      fn=${BASH_REMATCH[1]}
+      if [[ -n ${dpx_want[$fn]:-} ]] && ! grep -Eq " ${dpx_want[$fn]}[A-Za-z0-9.]*:" <<<"$l"; then
+        echo "MISMATCH dpx $fn: no ${dpx_want[$fn]}"; status=1
+      fi
+    fi
   done <"$tmp.dpx"
 else
   echo "(no dpx kernels in $*)"

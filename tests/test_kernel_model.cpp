@@ -349,6 +349,24 @@ TEST_CASE("predict: TF32 kernels compare against FP32 CUDA cores") {
   CHECK(p.speedup_exact_unoverlapped > 1);
 }
 
+TEST_CASE("predict: FP8 kernels compare against FP16 CUDA cores (no FP8 arithmetic there), and say so") {
+  HardwareDescriptor hw = gh200();
+  hw.compute[ComputeUnit::cuda_core][Precision::fp16] = spec(Dimension::flop_per_second, 134e12);
+  hw.compute[ComputeUnit::tensor_core][Precision::fp8] = spec(Dimension::flop_per_second, 1979e12);
+  hw.compute[ComputeUnit::cuda_core].erase(Precision::fp8);
+  const Prediction p = predict(hw, gemm_model(8192, 8192, 8192, Precision::fp8));
+  CHECK(p.peak_cuda_core == 134e12);
+  CHECK(p.peak_tensor_core == 1979e12);
+  CHECK(p.t_compute_tensor_core == doctest::Approx(2.0 * 8192 * 8192 * 8192 / 1979e12));
+  CHECK_FALSE(p.memory_bound);
+  bool said = false;
+  for (const auto& line : p.provenance) said |= line.find("CUDA cores have no fp8") != std::string::npos;
+  CHECK(said);
+  // A descriptor that does have an FP8 CUDA-core figure (a what-if) is taken as it is.
+  hw.compute[ComputeUnit::cuda_core][Precision::fp8] = spec(Dimension::flop_per_second, 1e12);
+  CHECK(predict(hw, gemm_model(8192, 8192, 8192, Precision::fp8)).peak_cuda_core == 1e12);
+}
+
 TEST_CASE("speedup semantics per regime: alpha <= 1, memory-bound, compute-bound (issue 12)") {
   // SCALE on A100 tensor cores: alpha = 0.25; Eq. 22 < 1 is a lower bound, the top is the overlapped 1.
   const Prediction s = predict(a100(), scale_model(1e9));

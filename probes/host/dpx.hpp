@@ -67,20 +67,29 @@ constexpr bool lanes_16x2(Fn f) {
   return f == Fn::vimax3_s16x2 || f == Fn::vimin3_s16x2 || f == Fn::viaddmax_s16x2 || f == Fn::vimax3_s16x2_relu;
 }
 
-// The SASS we expect on sm_90 (DPX in hardware: VIMNMX / VIMNMX3 / VIADDMNMX with .RELU and 16x2
-// forms) and before it (IMNMX and IADD3; the 16x2 forms split into lanes with PRMT or use VIMNMX
-// of the video instructions). Not checked here (no cuobjdump at build time): scripts/sass_check.sh.
+// The SASS each call becomes on sm_90 (CUDA 13, seen in cuobjdump of the probe's kernels on an
+// H100, 2026-11-25; scripts/sass_check.sh checks it on every GPU run): VIMNMX3 / VIADDMNMX with
+// .U32, .S16x2 and .RELU forms. Two exceptions: __vimax_s32_relu is VIMNMX.RELU alone, but ptxas
+// fuses two dependent calls into one VIMNMX3.RELU (max is associative), so a chain of calls runs
+// at twice the rate of the 3-input forms per call and the same per instruction; __vibmax_s32/_u32
+// have no DPX instruction: ISETP + SEL. Before sm_90 the calls are emulated (IMNMX, IADD3, PRMT).
 constexpr std::string_view expected_sass(Fn f, bool sm90) {
   if (!sm90) return lanes_16x2(f) ? "IMNMX/PRMT/VIMNMX (emulated, per lane)" : "IMNMX (+IADD3; emulated)";
   switch (f) {
     case Fn::viaddmax_s32:
-    case Fn::viaddmin_s32:
+    case Fn::viaddmin_s32: return "VIADDMNMX";
     case Fn::viaddmax_u32:
-    case Fn::viaddmin_u32:
-    case Fn::viaddmax_s16x2: return "VIADDMNMX";
-    case Fn::vimax_s32_relu: return "VIMNMX.RELU";
+    case Fn::viaddmin_u32: return "VIADDMNMX.U32";
+    case Fn::viaddmax_s16x2: return "VIADDMNMX.S16x2";
+    case Fn::vimax_s32_relu: return "VIMNMX.RELU (pairs fuse: VIMNMX3.RELU)";
+    case Fn::vimax3_s32_relu: return "VIMNMX3.RELU";
+    case Fn::vimax3_s16x2_relu: return "VIMNMX3.S16x2.RELU";
+    case Fn::vimax3_s16x2:
+    case Fn::vimin3_s16x2: return "VIMNMX3.S16x2";
+    case Fn::vimax3_u32:
+    case Fn::vimin3_u32: return "VIMNMX3.U32";
     case Fn::vibmax_s32:
-    case Fn::vibmax_u32: return "VIMNMX (+ predicate)";
+    case Fn::vibmax_u32: return "ISETP+SEL (no DPX op)";
     default: return "VIMNMX3";
   }
 }
