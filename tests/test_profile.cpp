@@ -3,6 +3,7 @@
 // 2025.3 on an H100 80GB HBM3, driver 580.159.04) and a stand-in ncu for the failures.
 #include <doctest/doctest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -377,8 +378,24 @@ TEST_CASE("ceiling profile: bad usage gives one line and a non-zero exit") {
   CHECK(r.out.find("the export is already made") != std::string::npos);
   r = run_ceiling("profile --hw nosuchgpu --from-ncu '" + csv + "'", true);
   CHECK(r.rc != 0);
-  r = run_ceiling("profile --from-ncu '" + csv + "'", true);  // no shipped descriptor names this H100
-  CHECK(r.out.find("no shipped descriptor describes 'NVIDIA H100 80GB HBM3': give --hw") != std::string::npos);
+  // The shipped h100-sxm descriptor carries the driver's name: found without --hw.
+  r = run_ceiling("profile --from-ncu '" + csv + "'", true);
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("h100-sxm") != std::string::npos);
+  {  // A GPU no shipped descriptor names: the same export under another device name.
+    const fs::path other = fs::temp_directory_path() / ("ceiling-profile-z100-" + std::to_string(::getpid()) + ".csv");
+    std::ifstream in(csv);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string text = ss.str();
+    for (size_t at; (at = text.find("NVIDIA H100 80GB HBM3")) != std::string::npos;)
+      text.replace(at, std::string("NVIDIA H100 80GB HBM3").size(), "NVIDIA Z100 80GB");
+    std::ofstream(other) << text;
+    r = run_ceiling("profile --from-ncu '" + other.string() + "'", true);
+    fs::remove(other);
+    CHECK(r.rc != 0);
+    CHECK(r.out.find("no shipped descriptor describes 'NVIDIA Z100 80GB': give --hw") != std::string::npos);
+  }
   r = run_ceiling("profile --hw h100-sxm --from-ncu /nonexistent.csv", true);
   CHECK(r.out.find("/nonexistent.csv: cannot open") != std::string::npos);
   r = run_ceiling("profile --hw h100-sxm --ncu /nonexistent/ncu -- ./app", true);
