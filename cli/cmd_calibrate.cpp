@@ -168,6 +168,7 @@ int run_calibrate(const CalibrateOptions& opt) {
   o.candidates = shipped_descriptors();
   o.id_from_name = [](const std::string& name) { return id_from_name(name); };
   o.remeasure_architecture = opt.remeasure_architecture;
+  o.power = opt.power;
   probes::CalibrationResult r;
   try {
     r = probes::run_calibration(o, progress_printer());
@@ -376,6 +377,7 @@ int run_calibrate_devices(const CalibrateOptions& opt) {
       }
       if (opt.quick) argv.push_back("--quick");
       if (opt.remeasure_architecture) argv.push_back("--remeasure-architecture");
+      if (opt.power) argv.push_back("--power");
       c.pid = spawn_to_files(argv, dir / (c.file_stem + ".calibrate.json"), dir / (c.file_stem + ".calibrate.log"));
       spdlog::info("calibrate --devices: device {} ({}) started -> {}", c.device, c.name.empty() ? "?" : c.name,
                    (dir / (c.file_stem + ".yaml")).string());
@@ -512,6 +514,11 @@ Subcommand add_calibrate(CLI::App& root) {
                   "wgmma-numerics: the tensor cores' arithmetic). Without it they are reused from the starting "
                   "descriptor or a shipped descriptor of the same compute capability, which the summary names; "
                   "naming one in --probes runs it too");
+  s.app->add_flag("--power", opt->power,
+                  "Board power through NVML (libnvidia-ml.so.1, loaded at run time) under the probes that support "
+                  "it: mma and wgmma-sp (watts and TFLOP/W per instruction, dense and sparse), dram-bandwidth and "
+                  "l2-bandwidth (watts and pJ per byte). Each best configuration runs again for >= 0.5 s and at least "
+                  "10 updates of the energy counter; adds about 30 s");
   s.app->add_option("--devices", opt->devices,
                     "Calibrate several GPUs at once, one process each: all, or ordinals like 0,2,5. Each GPU's "
                     "descriptor goes to --out-dir as <id>-<UUID prefix>.yaml, with its log; a GPU that fails is "

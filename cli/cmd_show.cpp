@@ -270,10 +270,20 @@ void print_human(const View& v, std::ostream& out) {
              "measured " + r.probe + " " + r.date +
                  (kind == MemoryLevelKind::dram ? " (the tight bound's ramp(Q))" : " (data: the tight bound uses DRAM's)")});
     }
-    for (const auto& [name, f] : l.extra)
-      if (f.present())
-        row(name, f, f.dimension == Dimension::cycles ? std::function<std::string(double)>([&](double c) { return latency_text(v, c); })
-                                                      : plain(f.dimension));
+    for (const auto& [name, f] : l.extra) {
+      if (!f.present()) continue;
+      if (f.dimension == Dimension::watts && name == "power_read") {
+        // Energy per byte read: board power over the level's read bandwidth (calibrate --power).
+        const Field* bw = l.patterns.count("read") ? &l.patterns.at("read") : &l.bandwidth;
+        const auto b = bw->value(v.pref);
+        row(name, f, [b](double w) {
+          return format_quantity(w, Dimension::watts) + (b && *b > 0 ? fmt::format(" = {:.3g} pJ/B read", 1e12 * w / *b) : "");
+        });
+        continue;
+      }
+      row(name, f, f.dimension == Dimension::cycles ? std::function<std::string(double)>([&](double c) { return latency_text(v, c); })
+                                                    : plain(f.dimension));
+    }
     t.print(out, "    ");
   }
 
@@ -320,6 +330,24 @@ void print_human(const View& v, std::ostream& out) {
     }
     t.print(out, "  ");
     print_numerics(out, d);
+    // calibrate --power (Luo et al. Table XI): watts under each instruction and FLOP per joule.
+    Table pt;
+    pt.add({"instruction", "power", "throughput / power", "SM clock (NVML)", "source"});
+    for (const auto& ti : d.tensor_instructions) {
+      if (!ti.power.measured) continue;
+      const MeasuredValue& w = *ti.power.measured;
+      const auto thr = ti.throughput.value(v.pref);
+      pt.add({ti.key(), format_quantity(w.median, Dimension::watts),
+              thr ? fmt::format("{:.3g} T{}/s per W", *thr / 1e12 / w.median,
+                                ti.input == Precision::int8 || ti.input == Precision::int4 ? "OP" : "FLOP")
+                  : "-",
+              w.sm_clock_hz > 0 ? format_quantity(w.sm_clock_hz, Dimension::hertz) : "-",
+              "measured " + w.probe + " " + w.date});
+    }
+    if (pt.rows.size() > 1) {
+      out << "\nPower under tensor-core load (calibrate --power; NVML energy counter; Luo et al. Table XI)\n";
+      pt.print(out, "  ");
+    }
   }
 
   if (!d.dpx.empty()) {
@@ -439,6 +467,7 @@ json to_json(const View& v) {
            {"latency", field_json(ti.latency, v.pref, d)},
            {"throughput", field_json(ti.throughput, v.pref, d)},
            {"fma_per_clock_per_sm", field_json(ti.fma_per_clock_per_sm, v.pref, d)}};
+    if (ti.power.present()) t["power"] = field_json(ti.power, v.pref, d);
     t["best_warps"] = ti.best_warps ? json(*ti.best_warps) : json(nullptr);
     t["best_ilp"] = ti.best_ilp ? json(*ti.best_ilp) : json(nullptr);
     if (ti.numerics) {

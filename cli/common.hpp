@@ -43,6 +43,7 @@ struct CalibrateOptions {
   bool quick = false;
   bool json = false;
   bool remeasure_architecture = false;  // run the per-architecture probes even where reusable
+  bool power = false;                   // NVML board power under the probes that support it
   // --devices all|0,2,5: one calibration per GPU, all at once (one process each), descriptors in
   // out_dir named <id>-<uuid prefix>.yaml (issue 16).
   std::string devices;

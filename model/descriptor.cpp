@@ -320,8 +320,10 @@ void HardwareDescriptor::upsert_instruction(const TensorInstruction& ti) {
   for (auto& existing : tensor_instructions)
     if (existing.key() == k) {
       auto kept = std::move(existing.numerics);
+      auto kept_power = std::move(existing.power);
       existing = ti;
       if (!existing.numerics) existing.numerics = std::move(kept);
+      if (!existing.power.present()) existing.power = std::move(kept_power);  // a run without --power
       return;
     }
   tensor_instructions.push_back(ti);
@@ -392,7 +394,7 @@ bool operator==(const MemoryLevel& a, const MemoryLevel& b) {
 bool operator==(const TensorInstruction& a, const TensorInstruction& b) {
   return std::tie(a.api, a.shape, a.input, a.input_detail, a.accumulate, a.sparse, a.operand_a, a.sass) ==
              std::tie(b.api, b.shape, b.input, b.input_detail, b.accumulate, b.sparse, b.operand_a, b.sass) &&
-         a.latency == b.latency && a.throughput == b.throughput && a.fma_per_clock_per_sm == b.fma_per_clock_per_sm &&
+         a.latency == b.latency && a.throughput == b.throughput && a.fma_per_clock_per_sm == b.fma_per_clock_per_sm && a.power == b.power &&
          a.best_warps == b.best_warps && a.best_ilp == b.best_ilp && a.numerics == b.numerics;
 }
 

@@ -144,6 +144,9 @@ struct TensorInstruction {
   Field latency{Dimension::cycles};                     // completion latency, ILP 1, one warp(group)
   Field throughput{Dimension::flop_per_second};         // whole device, saturated
   Field fma_per_clock_per_sm{Dimension::dimensionless}; // saturated, per SM
+  // Board power while the instruction runs saturated (NVML energy counter over a run longer than
+  // the counter's update period; calibrate --power). Its sm_clock is the clock under that load.
+  Field power{Dimension::watts};
   std::optional<int> best_warps;  // smallest (warps per SM, ILP) reaching 95% of saturation
   std::optional<int> best_ilp;
   std::optional<NumericBehaviour> numerics;

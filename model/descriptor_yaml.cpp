@@ -37,6 +37,7 @@ enum class FieldKind {
   seconds,           // extra times
   per_clock_count,   // fma_per_clock_per_sm, other bare numbers
   cv,                // measured.cv (a fraction; 0 when unknown)
+  power,             // watts (NVML readings)
 };
 
 struct Plausible {
@@ -56,6 +57,7 @@ constexpr Plausible kPlausible[] = {
     {FieldKind::seconds, 1e-12, 1e6, "a time"},
     {FieldKind::per_clock_count, 1e-3, 1e7, "a count per clock"},
     {FieldKind::cv, 0, 10, "a coefficient of variation"},
+    {FieldKind::power, 1e-3, 1e5, "a power"},  // 1 mW .. 100 kW
 };
 
 // Whole numbers: the same idea, and nothing wraps (int fields).
@@ -85,6 +87,7 @@ FieldKind kind_of(Dimension d) {
     case Dimension::seconds: return FieldKind::seconds;
     case Dimension::bytes_per_cycle: return FieldKind::bytes_per_clock;
     case Dimension::dimensionless: return FieldKind::per_clock_count;
+    case Dimension::watts: return FieldKind::power;
   }
   return FieldKind::per_clock_count;
 }
@@ -355,7 +358,7 @@ struct DescriptorReader {
   TensorInstruction instruction(const YAML::Node& node, const YAML::Mark& where, const std::string& path) const {
     auto m = L.mapping(node, where, path,
                        {"api", "shape", "input", "input_detail", "accumulate", "sparse", "operand_a", "sass", "latency",
-                        "throughput", "fma_per_clock_per_sm", "best_warps", "best_ilp", "numerics"});
+                        "throughput", "fma_per_clock_per_sm", "power", "best_warps", "best_ilp", "numerics"});
     const YAML::Mark at = node.Mark();
     TensorInstruction ti;
     const Entry& api = L.require(m, "api", at, path);
@@ -393,6 +396,8 @@ struct DescriptorReader {
       ti.throughput = field(it->second, path + ".throughput", Dimension::flop_per_second, FieldKind::flop_rate);
     if (auto it = m.find("fma_per_clock_per_sm"); it != m.end())
       ti.fma_per_clock_per_sm = field(it->second, path + ".fma_per_clock_per_sm", Dimension::dimensionless, FieldKind::per_clock_count);
+    if (auto it = m.find("power"); it != m.end())
+      ti.power = field(it->second, path + ".power", Dimension::watts, FieldKind::power);
     if (auto it = m.find("best_warps"); it != m.end()) ti.best_warps = L.integer(it->second, path + ".best_warps", kWarpsPerSm);
     if (auto it = m.find("best_ilp"); it != m.end()) ti.best_ilp = L.integer(it->second, path + ".best_ilp", kIlp);
     if (auto it = m.find("numerics"); it != m.end()) ti.numerics = numerics(it->second, path + ".numerics");
@@ -940,6 +945,7 @@ std::string to_yaml(const HardwareDescriptor& d) {
       emit_field(out, "latency", ti.latency);
       emit_field(out, "throughput", ti.throughput);
       emit_field(out, "fma_per_clock_per_sm", ti.fma_per_clock_per_sm);
+      if (ti.power.present()) emit_field(out, "power", ti.power);
       if (ti.best_warps) out << YAML::Key << "best_warps" << YAML::Value << *ti.best_warps;
       if (ti.best_ilp) out << YAML::Key << "best_ilp" << YAML::Value << *ti.best_ilp;
       if (ti.numerics) emit_numerics(out, *ti.numerics);

@@ -61,6 +61,9 @@ const std::vector<UnitSpelling>& unit_table() {
     t.push_back({"ns", Dimension::seconds, -9, 0});
     t.push_back({"B/clk", Dimension::bytes_per_cycle, 0, 0});
     t.push_back({"B/cycle", Dimension::bytes_per_cycle, 0, 0});
+    t.push_back({"W", Dimension::watts, 0, 0});
+    t.push_back({"mW", Dimension::watts, -3, 0});
+    t.push_back({"kW", Dimension::watts, 3, 0});
     return t;
   }();
   return table;
@@ -90,6 +93,8 @@ std::vector<OutputUnit> output_units(Dimension d) {
       return {{0, "B/clk"}};
     case Dimension::dimensionless:
       return {{0, ""}};
+    case Dimension::watts:
+      return {{-3, "mW"}, {0, "W"}, {3, "kW"}};
   }
   return {{0, ""}};
 }
@@ -104,6 +109,7 @@ const char* example_unit(Dimension d) {
     case Dimension::seconds: return "1.2 ms";
     case Dimension::bytes_per_cycle: return "128 B/clk";
     case Dimension::dimensionless: return "42";
+    case Dimension::watts: return "350 W";
   }
   return "";
 }
@@ -324,6 +330,7 @@ std::string_view to_string(Dimension d) {
     case Dimension::seconds: return "seconds";
     case Dimension::bytes_per_cycle: return "bytes_per_cycle";
     case Dimension::dimensionless: return "dimensionless";
+    case Dimension::watts: return "watts";
   }
   return "unknown";
 }

@@ -20,6 +20,7 @@ enum class Dimension {
   seconds,
   bytes_per_cycle,
   dimensionless,
+  watts,  // electrical power (NVML readings, issue 14)
 };
 
 std::string_view to_string(Dimension d);

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "../gpu/gpu.hpp"
+#include "../gpu/power.hpp"
 #include "../model/files.hpp"
 #include "../model/json_file.hpp"
 
@@ -172,6 +173,19 @@ CalibrationResult run_calibration(const CalibrationOptions& opt, const Calibrati
   ctx.cc_minor = dev.cc_minor;
   ctx.l2_bytes = dev.l2_bytes;
 
+  std::unique_ptr<gpu::PowerMeter> meter;
+  if (opt.power) {
+    meter = std::make_unique<gpu::PowerMeter>(dev.uuid);
+    if (meter->available()) {
+      const gpu::PowerReading idle = meter->idle(0.5);
+      pj["power_idle"] = {{"ok", idle.ok}, {"watts", idle.watts}, {"note", idle.note()}};
+      spdlog::info("calibrate --power: idle {}", idle.note());
+      ctx.power = meter.get();
+    } else {
+      spdlog::warn("calibrate --power: not available: {}", meter->why_not());
+      pj["power_idle"] = {{"ok", false}, {"note", "not available: " + meter->why_not()}};
+    }
+  }
   auto emit = [&](CalibrationEvent e) {
     if (progress) progress(e);
   };

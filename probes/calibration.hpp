@@ -34,6 +34,8 @@ struct CalibrationOptions {
   // Run the per-architecture probes (ProbeInfo::per_architecture) even where their results can be
   // reused; naming them in `probes` does the same for those named.
   bool remeasure_architecture = false;
+  // Board power through NVML under the probes that support it (ProbeContext::power).
+  bool power = false;
 };
 
 // ok: measured now; skipped: could not run (reason); reused: a per-architecture probe's results

@@ -588,7 +588,8 @@ PerSmBandwidth per_sm_bandwidth(bool shared, int iterations, int repeats) {
 }  // namespace
 
 BandwidthResult stream_bandwidth(StreamPattern p, std::size_t elements, const std::vector<LaunchConfig>& candidates,
-                                 const gpu::TimingOptions& opt, int search_repeats) {
+                                 const gpu::TimingOptions& opt, int search_repeats, gpu::PowerMeter* power,
+                                 gpu::PowerReading* power_out) {
   if (elements < 1) throw std::invalid_argument("stream: no elements");
   const int sms = sms_now();
   gpu::DeviceBuffer<double2> a(elements), b(p == StreamPattern::triad ? elements : 1), c(elements);
@@ -626,11 +627,13 @@ BandwidthResult stream_bandwidth(StreamPattern p, std::size_t elements, const st
       throw std::runtime_error("stream " + to_string(p) + ": " + std::to_string(nbad) + " of " +
                                std::to_string(2 * elements) + " written values are wrong");
   }
+  if (power && power_out) *power_out = power->measure([&](cudaStream_t s) { launch(r.config, s); });
   return r;
 }
 
 BandwidthResult l2_bandwidth(std::size_t buffer_bytes, int passes, const std::vector<LaunchConfig>& candidates,
-                             const gpu::TimingOptions& opt, int search_repeats) {
+                             const gpu::TimingOptions& opt, int search_repeats, gpu::PowerMeter* power,
+                             gpu::PowerReading* power_out) {
   const std::size_t n = buffer_bytes / sizeof(uint4);
   if (n < 1 || passes < 1) throw std::invalid_argument("l2 bandwidth: empty buffer or no pass");
   const int sms = sms_now();
@@ -666,6 +669,10 @@ BandwidthResult l2_bandwidth(std::size_t buffer_bytes, int passes, const std::ve
   CUDA_CHECK(cudaMemcpy(&got, sum.data(), sizeof got, cudaMemcpyDeviceToHost));
   if (got != want)
     throw std::runtime_error("l2 bandwidth: checksum " + std::to_string(got) + " != expected " + std::to_string(want));
+  if (power && power_out) {
+    counting = false;  // the checksum is done: these launches are not counted
+    *power_out = power->measure([&](cudaStream_t s) { launch(r.config, s); });
+  }
   return r;
 }
 

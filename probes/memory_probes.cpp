@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -311,6 +312,31 @@ ProbeOutput run_pchase(const ProbeContext& ctx) {
   return out;
 }
 
+// calibrate --power: a memory level's watts under a stream as memory.<level>.extra.<path> (pJ per
+// byte follow from the bandwidth), the reading in the details; a failed reading says why there.
+void power_field(ProbeOutput& out, const std::string& path, const std::string& probe, const gpu::PowerReading& pw,
+                 double bytes_per_run, json& details) {
+  if (!pw.ok) {
+    details = {{"error", pw.why}};
+    return;
+  }
+  MeasuredValue m;
+  m.median = pw.watts;
+  m.min = pw.watts_min;
+  m.max = pw.watts_max;
+  m.repeats = pw.counter_steps;
+  m.probe = probe;
+  m.date = gpu::utc_now_iso8601();
+  m.sm_clock_hz = pw.sm_clock_hz;
+  const double rate = pw.run_seconds > 0 ? bytes_per_run * static_cast<double>(pw.launches) / pw.run_seconds : 0;
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "; %.4g TB/s during it: %.4g pJ/B", rate / 1e12, rate > 0 ? 1e12 * pw.watts / rate : 0.0);
+  m.note = pw.note() + buf;
+  out.fields.push_back({path, Dimension::watts, m});
+  details = {{"watts", pw.watts}, {"bytes_per_s_during", rate}, {"pj_per_byte", rate > 0 ? 1e12 * pw.watts / rate : 0.0},
+             {"sm_clock_hz", pw.sm_clock_hz}, {"note", m.note}};
+}
+
 ProbeOutput run_dram(const ProbeContext& ctx) {
   CUDA_CHECK(cudaSetDevice(ctx.device));
   ProbeOutput out;
@@ -321,17 +347,22 @@ ProbeOutput run_dram(const ProbeContext& ctx) {
   opt.warmup = 2;
   opt.repeats = ctx.quick ? 10 : 20;
   const auto cands = mem::default_stream_candidates(ctx.quick);
-  json pats = json::array();
+  json pats = json::array(), power_json = json::object();
   MeasuredValue best;
   const mem::StreamPattern all[] = {mem::StreamPattern::read, mem::StreamPattern::write, mem::StreamPattern::copy,
                                     mem::StreamPattern::scale, mem::StreamPattern::triad};
   int k = 0;
   for (auto p : all) {
     report(ctx, k++ / 5.0, "dram " + mem::to_string(p));
-    const auto r = mem::stream_bandwidth(p, elements, cands, opt, ctx.quick ? 3 : 5);
+    // calibrate --power: the read stream (pJ per byte read from DRAM) runs again under NVML.
+    gpu::PowerReading pw;
+    const bool with_power = ctx.power && p == mem::StreamPattern::read;
+    const auto r = mem::stream_bandwidth(p, elements, cands, opt, ctx.quick ? 3 : 5, with_power ? ctx.power : nullptr,
+                                         with_power ? &pw : nullptr);
     const std::string note = mem::to_string(p) + ", " + std::to_string(bytes >> 20) + " MiB per array, 16-byte accesses, " +
                              r.config.str() + " (best of " + std::to_string(r.tried.size()) + ")";
     const MeasuredValue m = measured_rate(r.timing, r.bytes_per_run, "dram-bandwidth", note);
+    if (with_power) power_field(out, "memory.dram.extra.power_read", "dram-bandwidth", pw, r.bytes_per_run, power_json);
     out.fields.push_back({"memory.dram.patterns." + mem::to_string(p), Dimension::bytes_per_second, m});
     if (m.median > best.median) best = m;
     json tried = json::array();
@@ -346,6 +377,7 @@ ProbeOutput run_dram(const ProbeContext& ctx) {
   }
   out.fields.push_back({"memory.dram.bandwidth", Dimension::bytes_per_second, best});
   out.details = {{"array_bytes", bytes}, {"patterns", pats}};
+  if (ctx.power) out.details["power"] = power_json;
   report(ctx, 1.0, "done");
   return out;
 }
@@ -370,7 +402,7 @@ ProbeOutput run_l2(const ProbeContext& ctx) {
             // ld.nc's lines leave the L2 sooner under pressure (seen on H200): ld.cg for capacity.
             if (layout == 0 && f == 0) slice_cands.push_back(cands.back());
           }
-  json runs = json::array();
+  json runs = json::array(), power_json = json::object();
   MeasuredValue best;
   mem::LaunchConfig best_cfg;
   // Bandwidth: footprints of at most half the L2, every SM re-reading its slice.
@@ -379,9 +411,14 @@ ProbeOutput run_l2(const ProbeContext& ctx) {
     const std::size_t buf = round_down(l2 * fractions[i], 1 << 16);
     const int passes = std::max(2, static_cast<int>(2 * GiB / static_cast<double>(buf)));
     report(ctx, 0.5 * i / fractions.size(), "l2 " + std::to_string(buf >> 20) + " MiB");
-    const auto r = mem::l2_bandwidth(buf, passes, cands, opt, ctx.quick ? 3 : 5);
+    // calibrate --power: the largest footprint (L2/2) runs again under NVML (pJ per byte from L2).
+    gpu::PowerReading pw;
+    const bool with_power = ctx.power && i + 1 == fractions.size();
+    const auto r = mem::l2_bandwidth(buf, passes, cands, opt, ctx.quick ? 3 : 5, with_power ? ctx.power : nullptr,
+                                     with_power ? &pw : nullptr);
     const std::string note = "re-reads of " + std::to_string(buf >> 10) + " KiB by all SMs, " + r.config.l2_str();
     const MeasuredValue m = measured_rate(r.timing, r.bytes_per_run, "l2-bandwidth", note);
+    if (with_power) power_field(out, "memory.l2.extra.power_read", "l2-bandwidth", pw, r.bytes_per_run, power_json);
     runs.push_back({{"buffer_bytes", buf}, {"passes", passes}, {"bytes_per_s", m.median}, {"config", r.config.l2_str()}, {"cv", m.cv}});
     if (m.median > best.median) best = m;
     // The capacity sweep needs lines that stay next to the SM reading them: a slice per block,
@@ -460,6 +497,7 @@ ProbeOutput run_l2(const ProbeContext& ctx) {
     spdlog::warn("l2-bandwidth: no capacity knee between {:.0f} and {:.0f} MiB", l2 / 2 / MiB, 4 * l2 / MiB);
   }
   out.details = {{"runs", runs}, {"capacity_sweep", cap_sweep}, {"knee", knee_json}, {"l1_allocating_comparison", l1_alloc}};
+  if (ctx.power) out.details["power"] = power_json;
   report(ctx, 1.0, "done");
   return out;
 }

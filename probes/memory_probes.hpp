@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../gpu/gpu.hpp"
+#include "../gpu/power.hpp"
 
 namespace ceiling::probes::mem {
 
@@ -87,13 +88,17 @@ struct BandwidthResult {
 
 // DRAM stream over arrays of `elements` 16-byte items; searches `candidates` (few repeats each),
 // then times the best with `opt` and verifies its output (poisoned first) or checksum.
+// With `power` (calibrate --power): the verified best configuration runs again back to back under
+// the NVML energy counter into *power_out.
 BandwidthResult stream_bandwidth(StreamPattern p, std::size_t elements, const std::vector<LaunchConfig>& candidates,
-                                 const gpu::TimingOptions& opt, int search_repeats = 5);
+                                 const gpu::TimingOptions& opt, int search_repeats = 5,
+                                 gpu::PowerMeter* power = nullptr, gpu::PowerReading* power_out = nullptr);
 
 // All SMs re-reading a buffer of `buffer_bytes` with ld.cg, `passes` times per launch; each block
 // re-reads its own slice (so each line lives in the L2 partition next to the SM reading it).
 BandwidthResult l2_bandwidth(std::size_t buffer_bytes, int passes, const std::vector<LaunchConfig>& candidates,
-                             const gpu::TimingOptions& opt, int search_repeats = 5);
+                             const gpu::TimingOptions& opt, int search_repeats = 5,
+                             gpu::PowerMeter* power = nullptr, gpu::PowerReading* power_out = nullptr);
 
 // Per-SM bytes per clock: one 1024-thread block per SM re-reading `window_bytes` through L1
 // (ld.ca) or shared memory, `iterations` times; cycles from clock64 inside each block.

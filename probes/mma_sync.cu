@@ -408,6 +408,7 @@ ProbeOutput run_mma(const ProbeContext& ctx) {
   nlohmann::json grid = nlohmann::json::array(), checks = nlohmann::json::array();
   std::map<Precision, std::pair<double, std::string>> best_per_precision;
   std::mt19937_64 rng(0xC0FFEE);
+  nlohmann::json power_rows = nlohmann::json::array();
   auto rs = runners();
   for (size_t idx = 0; idx < rs.size(); ++idx) {
     MmaRunner& r = rs[idx];
@@ -472,6 +473,16 @@ ProbeOutput run_mma(const ProbeContext& ctx) {
     for (double x : c) per_sm.push_back(fma_total / ctx.sm_count / x);
     ti.fma_per_clock_per_sm.measured = probes::measured_from_samples(per_sm, "mma", run_clock_hz, t.flagged,
                                                                      note + "; spread over SMs");
+    // calibrate --power: the same launch back to back under the NVML energy counter (Table XI).
+    if (ctx.power) {
+      if (ctx.progress) ctx.progress(static_cast<double>(idx) / rs.size(), key + " (power)");
+      auto pw = probes::measure_power(ctx, "mma",
+                                      [&](cudaStream_t s) { r.launch(best_i, best_w, ctx.sm_count, iters, s); },
+                                      2.0 * fma_total, "FLOP");
+      if (pw.value) ti.power.measured = pw.value;
+      pw.details["instruction"] = key;
+      power_rows.push_back(pw.details);
+    }
     out.instructions.push_back(ti);
     const double flops = ti.throughput.measured->median;
     if (ti.sparse) continue;  // the dense ceilings come from dense instructions
@@ -513,6 +524,7 @@ ProbeOutput run_mma(const ProbeContext& ctx) {
   out.details["grid"] = grid;
   out.details["checks"] = checks;
   out.details["sm_clock_hz_before"] = clock_hz;
+  if (ctx.power) out.details["power"] = power_rows;
   return out;
 }
 

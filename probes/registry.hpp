@@ -11,6 +11,10 @@
 
 #include "../model/descriptor.hpp"
 
+namespace ceiling::gpu {
+class PowerMeter;
+}
+
 namespace ceiling::probes {
 
 struct ProbeContext {
@@ -19,6 +23,10 @@ struct ProbeContext {
   int sm_count = 0;
   int cc_major = 0, cc_minor = 0;
   long long l2_bytes = 0;
+  // Board power (calibrate --power; gpu/power.hpp): probes that support it (mma, wgmma-sp,
+  // dram-bandwidth, l2-bandwidth) run their best configuration again under it and record watts.
+  // Null: not asked for, or NVML not available.
+  gpu::PowerMeter* power = nullptr;
   // Progress for long probes: fraction in [0,1] and a short label; may be empty.
   std::function<void(double, const std::string&)> progress;
 };

@@ -581,6 +581,19 @@ ProbeOutput run_wgmma_sp(const ProbeContext& ctx) {
         probes::measured_from_samples(fs.per_sm, "wgmma-sp", fs.run_clock_hz, fs.t.flagged, note + "; spread over SMs");
     ti.best_warps = 4 * ts.small_wg;
     ti.best_ilp = 1;
+    // calibrate --power: each at its best point, back to back under the NVML energy counter.
+    nlohmann::json spower, dpower;
+    if (ctx.power) {
+      auto power_of = [&](SpRunner& r, const Timed& tm) {
+        const double flop = 2.0 * r.fma_per_wgmma * kUnroll * tm.iters * tm.best_wg * static_cast<double>(ctx.sm_count);
+        return probes::measure_power(
+            ctx, "wgmma-sp", [&](cudaStream_t st) { r.launch(tm.best_wg, ctx.sm_count, tm.iters, st); }, flop, "FLOP");
+      };
+      auto ps = power_of(p.sparse, ts);
+      if (ps.value) ti.power.measured = ps.value;
+      spower = ps.details;
+      if (td) dpower = power_of(p.dense, *td).details;
+    }
     out.instructions.push_back(ti);
     nlohmann::json sj{{"sparse", key}, {"dense", dkey}, {"sparse_warps", 4 * ts.best_wg},
                       {"sparse_flop_per_s", ti.throughput.measured->median},
@@ -601,6 +614,7 @@ ProbeOutput run_wgmma_sp(const ProbeContext& ctx) {
     } else {
       sj["dense_error"] = derr ? *derr : std::string("not timed");
     }
+    if (ctx.power) sj["power"] = {{"sparse", spower}, {"dense", dpower}};
     svd.push_back(sj);
   }
   out.details["checks"] = checks;
