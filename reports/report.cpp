@@ -304,6 +304,16 @@ Document build_document(const ReportInput& in, const std::vector<detail::Table>&
     plots_named(s, "dpx-");
     d.sections.push_back(std::move(s));
   }
+  if (std::any_of(tables.begin(), tables.end(), [](const auto& t) {
+        return (t.id == "table-async-copy" || t.id == "table-async-matmul") && !t.rows.empty();
+      })) {
+    // Only with async-copy figures (issue 14): a measured sweep or the paper's Tables XIII-XIV.
+    Section s{"async-copies", "Asynchronous copies: cp.async and TMA", {}};
+    table_with_id(s, "table-async-copy");
+    table_with_id(s, "table-async-matmul");
+    plots_named(s, "async-copy-");
+    d.sections.push_back(std::move(s));
+  }
   {
     Section s{"validation", "Validation", {}};
     for (const auto& t : tables)
