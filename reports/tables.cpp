@@ -625,10 +625,10 @@ Table async_copy_table(const ReportInput& in) {
       Cell share;
       share.gpu = g->hw.id;
       share.field = "async_copy:" + name + ".fraction_of_dram_read";
-      const auto read = dram_read_bandwidth(g->hw);
-      if (v && read && *read > 0) {
-        share.value = *v / *read;
-        share.text = short_num(100 * *v / *read, 3) + "%";
+      const double bw_value = v.value_or(0), read = dram_read_bandwidth(g->hw).value_or(0);
+      if (bw_value > 0 && read > 0) {
+        share.value = bw_value / read;
+        share.text = short_num(100 * bw_value / read, 3) + "%";
         share.source = "derived";
       } else {
         share.text = "\u2014";
