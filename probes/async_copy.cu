@@ -357,6 +357,7 @@ struct Launch {
   int grid = 0;
   int blocks_per_sm = 0;
   std::function<void(cudaStream_t)> run;
+  std::string error;  // why this configuration cannot run (the tensor map was refused); grid 0 then
 };
 
 template <class Kernel>
@@ -443,9 +444,10 @@ Launch make_launch(CopySession& s, const ac::CopyConfig& c) {
                                   s.buf.data(), dims, strides, box, estrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                                   CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-      if (r != CUDA_SUCCESS)
-        throw std::runtime_error("async-copy: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(static_cast<int>(r)) +
-                                 ") for " + c.str());
+      if (r != CUDA_SUCCESS) {  // this box only: the other configurations still run
+        l.error = "cuTensorMapEncodeTiled refused the box (CUresult " + std::to_string(static_cast<int>(r)) + ")";
+        return l;
+      }
       const int per_row = static_cast<int>(ac::kTensorRowBytes / (static_cast<std::size_t>(c.box_cols) * c.elem_bytes));
       with_stages<1>(c.stages, [&](auto S) {
         auto kernel = tensor_copy_kernel<decltype(S)::value>;
@@ -511,7 +513,7 @@ MethodResult run_method(CopySession& s, Method m, const gpu::TimingOptions& sear
     nlohmann::json row{{"config", c.str()}, {"threads", c.threads}, {"stages", c.stages}, {"tile_bytes", c.tile_bytes}};
     Launch l = make_launch(s, c);
     if (l.grid < 1) {
-      row["check"] = "does not fit on an SM";
+      row["check"] = l.error.empty() ? "does not fit on an SM" : l.error;
       r.rows.push_back(row);
       continue;
     }

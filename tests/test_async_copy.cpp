@@ -137,6 +137,18 @@ TEST_CASE("async-copy reference: buffer words, granule prefix sums and tile sums
     for (std::size_t k = 3; k < ac::tile_count(x, bytes); k += 7) b3 += ac::tile_sum(x, k, p1);
     CHECK(blocks[3] == b3);
   }
+  // A 2D view whose last band is partial: only whole boxes are copied, and the row-order sums agree.
+  const std::size_t odd = bytes + 3 * ac::kTensorRowBytes;
+  const auto po = ac::granule_prefix(odd, 2);
+  ac::CopyConfig wide{ac::Method::tensor_2d, 128, 4, 128 * 64 * 4, 128, 64, 4};
+  REQUIRE(ac::tile_count(wide, odd) == 2 * 16);
+  const auto wb = ac::expected_block_sums(wide, odd, 5, po);
+  uint64_t all = 0;
+  for (std::size_t k = 0; k < ac::tile_count(wide, odd); ++k) all += ac::tile_sum(wide, k, po);
+  CHECK(std::accumulate(wb.begin(), wb.end(), uint64_t{0}) == all);
+  CHECK(all == po[bytes / ac::kGranuleBytes]);  // the 3 rows past the last whole band are not copied
+  CHECK(wb[4] == ac::tile_sum(wide, 4, po) + ac::tile_sum(wide, 9, po) + ac::tile_sum(wide, 14, po) +
+                     ac::tile_sum(wide, 19, po) + ac::tile_sum(wide, 24, po) + ac::tile_sum(wide, 29, po));
   CHECK_THROWS_AS(ac::expected_block_sums(c, bytes, 0, p1), std::invalid_argument);
   CHECK_THROWS_AS(ac::expected_block_sums(c, 2 * bytes, 4, p1), std::invalid_argument);
 }
