@@ -1456,6 +1456,7 @@ PlotSpec async_copy_plot(const GpuInput& g) {
   json data;
   data["gpu"] = g.hw.id;
   int k = 0;
+  double top = 0;  // GB/s: the y range holds the curves and the DRAM line
   plot << "  plot ";
   for (const auto& m : g.hw.async_copy.methods) {
     std::map<double, std::map<int, double>> best;  // tile -> stages -> best over threads
@@ -1468,6 +1469,7 @@ PlotSpec async_copy_plot(const GpuInput& g) {
       std::vector<std::pair<double, double>> pts;
       for (const auto& [stages, v] : by_stages) {
         pts.push_back({static_cast<double>(stages), v / 1e9});
+        top = std::max(top, v / 1e9);
         csv << m.method << "," << exact(tile) << "," << stages << "," << exact(v) << "\n";
         data["curves"].push_back({{"method", m.method}, {"tile_bytes", tile}, {"stages", stages}, {"bytes_per_s", v}});
       }
@@ -1489,7 +1491,6 @@ PlotSpec async_copy_plot(const GpuInput& g) {
        << "  set ylabel 'GB/s (global to shared, every SM)'\n"
        << "  set xrange [0.5:4.5]\n"
        << "  set xtics 1\n"
-       << "  set yrange [0:*]\n"
        << "  set grid lc rgb '#dddddd'\n";
   if (auto it = g.hw.memory.find(MemoryLevelKind::dram); it != g.hw.memory.end()) {
     std::optional<double> read;
@@ -1500,8 +1501,10 @@ PlotSpec async_copy_plot(const GpuInput& g) {
            << " nohead dt 2 lc rgb '#888888'\n"
            << "  set label 'DRAM read' at graph 0.02, first " << exact(*read / 1e9 * 1.02) << " font ',8'\n";
       data["dram_read_bytes_per_s"] = *read;
+      top = std::max(top, *read / 1e9);
     }
   }
+  body << "  set yrange [0:" << exact(std::ceil(top * 1.1)) << "]\n";
   body << "  set key outside right top box opaque font ',8'\n" << plot.str() << "\n";
   p.width = 900;
   p.height = 500;
