@@ -371,6 +371,7 @@ int fit(Kernel k, int threads, std::size_t smem) {
 }
 
 struct CopySession {
+  explicit CopySession(const ProbeContext& c) : pc(c) {}
   const ProbeContext& pc;
   std::size_t bytes = 0;
   gpu::DeviceBuffer<uint32_t> buf;
