@@ -133,7 +133,9 @@ int run_report(const ReportOptions& opt) {
            g.hw.identity.uuid.empty()) ||  // a paper's shared-memory figures (Sun et al. Tables 9-10)
           std::any_of(g.hw.dpx.begin(), g.hw.dpx.end(), [](const DpxFunction& f) {
             return f.latency.spec || f.throughput_per_sm.spec;  // a paper's DPX figures (Luo et al. Figs. 6-7)
-          });
+          }) ||
+          std::any_of(g.hw.async_copy.matmul.begin(), g.hw.async_copy.matmul.end(),
+                      [](const AsyncMatmulRow& r) { return r.spec.has_value(); });  // Luo et al. Tables XIII-XIV
       if (papers) in.references.push_back(std::move(g));
     } catch (const std::exception& e) {
       spdlog::warn("report: shipped descriptor {} not read for its papers' figures: {}", p.string(), e.what());

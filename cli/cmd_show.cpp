@@ -192,6 +192,71 @@ void print_numerics(std::ostream& out, const HardwareDescriptor& d) {
 }
 
 
+// The DRAM read bandwidth an async copy is held against (memory.dram.patterns.read, else the level's).
+std::optional<double> dram_read(const View& v) {
+  auto it = v.d.memory.find(MemoryLevelKind::dram);
+  if (it == v.d.memory.end()) return std::nullopt;
+  if (auto p = it->second.patterns.find("read"); p != it->second.patterns.end())
+    if (auto x = p->second.value(v.pref)) return x;
+  return it->second.bandwidth.value(v.pref);
+}
+
+// Probe async-copy (issue 14): global->shared bandwidth per method, and Luo et al. Tables XIII-XIV.
+void print_async_copy(const View& v, std::ostream& out) {
+  const auto& a = v.d.async_copy;
+  const auto read = dram_read(v);
+  if (!a.methods.empty()) {
+    out << "\nAsync copies global->shared (probe async-copy: every SM busy, a DRAM-sized buffer, each byte copied once "
+           "and summed in shared memory; share of the DRAM read bandwidth)\n";
+    Table t;
+    t.add({"method", "sass", "bandwidth", "of DRAM read", "best configuration", "sweep", "source"});
+    for (const auto& m : a.methods) {
+      const Shown s = show_field(m.bandwidth, v.pref, plain(Dimension::bytes_per_second));
+      std::string share = "-";
+      if (const auto x = m.bandwidth.value(v.pref); x && read && *read > 0) share = fmt::format("{:.1f}%", 100 * *x / *read);
+      t.add({m.method, m.sass.empty() ? "-" : m.sass, s.value == "missing" ? "-" : s.value, share,
+             m.config.empty() ? "-" : m.config, std::to_string(m.sweep.size()) + " configs", s.source});
+    }
+    t.print(out, "  ");
+  }
+  if (!a.matmul.empty()) {
+    out << "\nTiled FP32 matmul, SyncShare vs AsyncPipe (two-stage cp.async), A width = B height = 2048 (Luo et al. "
+           "Tables XIII-XIV): GFLOP/s by blocks per SM\n";
+    Table t;
+    std::vector<int> cols;
+    for (const auto& r : a.matmul)
+      for (int b : r.blocks_per_sm)
+        if (std::find(cols.begin(), cols.end(), b) == cols.end()) cols.push_back(b);
+    std::sort(cols.begin(), cols.end());
+    std::vector<std::string> head{"variant", "block", "source"};
+    for (int b : cols) head.push_back(std::to_string(b));
+    head.push_back("gain");
+    t.add(head);
+    for (const auto& r : a.matmul)
+      for (const auto* c : {r.spec ? &*r.spec : nullptr, r.measured ? &*r.measured : nullptr}) {
+        if (!c) continue;
+        const bool spec = c == (r.spec ? &*r.spec : nullptr);
+        std::vector<std::string> row{r.variant, std::to_string(r.block) + "x" + std::to_string(r.block),
+                                     spec ? "spec " + c->reference : "measured " + c->date.substr(0, 10)};
+        for (int b : cols) {
+          std::string cell = "-";
+          for (std::size_t i = 0; i < r.blocks_per_sm.size() && i < c->values.size(); ++i)
+            if (r.blocks_per_sm[i] == b) cell = fmt::format("{:.6g}", c->values[i] / 1e9);
+          row.push_back(cell);
+        }
+        std::string gain = "-";
+        if (r.variant == "async_pipe") {
+          if (spec && c->gain_percent) gain = fmt::format("{:.3g}% (paper)", *c->gain_percent);
+          else if (const auto g = async_pipe_gain_percent(a, r.block, !spec)) gain = fmt::format("{:.3g}%", *g);
+        }
+        row.push_back(gain);
+        t.add(row);
+      }
+    t.print(out, "  ");
+    out << "  gain: mean of AsyncPipe / SyncShare - 1 over the columns (the paper's Perf column where it gives one)\n";
+  }
+}
+
 void print_human(const View& v, std::ostream& out) {
   const HardwareDescriptor& d = v.d;
   const Identity& id = d.identity;
@@ -380,6 +445,8 @@ void print_human(const View& v, std::ostream& out) {
       }
   }
 
+  if (d.async_copy.present()) print_async_copy(v, out);
+
   if (!d.references.empty()) {
     out << "\nReferences\n";
     for (const auto& [k, c] : d.references) out << "  " << k << ": " << c << "\n";
@@ -498,6 +565,47 @@ json to_json(const View& v) {
     dpx.push_back(e);
   }
   j["dpx"] = dpx;
+  {
+    const auto& a = d.async_copy;
+    json methods = json::array();
+    const auto read = dram_read(v);
+    for (const auto& m : a.methods) {
+      json e{{"method", m.method}, {"sass", m.sass}, {"bandwidth", field_json(m.bandwidth, v.pref, d)}, {"config", m.config}};
+      const auto x = m.bandwidth.value(v.pref);
+      e["fraction_of_dram_read"] = x && read && *read > 0 ? json(*x / *read) : json(nullptr);
+      json sw = json::array();
+      for (const auto& q : m.sweep)
+        sw.push_back({{"threads", q.threads}, {"stages", q.stages}, {"tile_bytes", q.tile_bytes}, {"bytes_per_s", q.bytes_per_second}});
+      e["sweep"] = sw;
+      methods.push_back(e);
+    }
+    json rows = json::array();
+    for (const auto& r : a.matmul) {
+      json e{{"variant", r.variant}, {"block", r.block}, {"blocks_per_sm", r.blocks_per_sm}};
+      if (r.spec) {
+        json sj{{"flop_per_s", r.spec->values}, {"ref", r.spec->reference}};
+        if (auto it = d.references.find(r.spec->reference); it != d.references.end()) sj["citation"] = it->second;
+        sj["gain_percent"] = r.spec->gain_percent ? json(*r.spec->gain_percent) : json(nullptr);
+        e["spec"] = sj;
+      } else {
+        e["spec"] = nullptr;
+      }
+      if (r.measured) {
+        const auto& c = *r.measured;
+        e["measured"] = {{"flop_per_s", c.values}, {"probe", c.probe}, {"date", c.date}, {"sm_clock_hz", c.sm_clock_hz},
+                         {"repeats", c.repeats}, {"note", c.note}};
+      } else {
+        e["measured"] = nullptr;
+      }
+      if (r.variant == "async_pipe") {
+        const auto gm = async_pipe_gain_percent(a, r.block, true), gs = async_pipe_gain_percent(a, r.block, false);
+        e["gain_percent_measured"] = gm ? json(*gm) : json(nullptr);
+        e["gain_percent_spec_columns"] = gs ? json(*gs) : json(nullptr);
+      }
+      rows.push_back(e);
+    }
+    j["async_copy"] = {{"methods", methods}, {"matmul", rows}};
+  }
   j["references"] = d.references;
   j["notes"] = d.notes;
   return j;

@@ -353,6 +353,67 @@ void HardwareDescriptor::upsert_dpx(const DpxFunction& f) {
   dpx.push_back(f);
 }
 
+const std::vector<std::string> kAsyncCopyMethods{"sync", "cp_async", "bulk", "tensor_2d"};
+
+const AsyncCopyMethod* AsyncCopy::method(const std::string& m) const {
+  for (const auto& x : methods)
+    if (x.method == m) return &x;
+  return nullptr;
+}
+
+const AsyncMatmulRow* AsyncCopy::row(const std::string& variant, int block) const {
+  for (const auto& r : matmul)
+    if (r.variant == variant && r.block == block) return &r;
+  return nullptr;
+}
+
+std::optional<double> async_pipe_gain_percent(const AsyncCopy& a, int block, bool measured) {
+  const AsyncMatmulRow* as = a.row("async_pipe", block);
+  const AsyncMatmulRow* sy = a.row("sync_share", block);
+  if (!as || !sy) return std::nullopt;
+  const auto& ca = measured ? as->measured : as->spec;
+  const auto& cs = measured ? sy->measured : sy->spec;
+  if (!ca || !cs) return std::nullopt;
+  double sum = 0;
+  int n = 0;
+  for (std::size_t i = 0; i < as->blocks_per_sm.size() && i < ca->values.size(); ++i)
+    for (std::size_t j = 0; j < sy->blocks_per_sm.size() && j < cs->values.size(); ++j)
+      if (as->blocks_per_sm[i] == sy->blocks_per_sm[j] && cs->values[j] > 0) {
+        sum += ca->values[i] / cs->values[j] - 1;
+        ++n;
+      }
+  if (!n) return std::nullopt;
+  return 100 * sum / n;
+}
+
+void HardwareDescriptor::upsert_async_copy(const AsyncCopy& a) {
+  for (const auto& m : a.methods) {
+    auto it = std::find_if(async_copy.methods.begin(), async_copy.methods.end(),
+                           [&](const AsyncCopyMethod& x) { return x.method == m.method; });
+    if (it == async_copy.methods.end()) {
+      async_copy.methods.push_back(m);
+      continue;
+    }
+    if (!m.sass.empty()) it->sass = m.sass;
+    if (m.bandwidth.measured) it->bandwidth.measured = m.bandwidth.measured;
+    if (m.bandwidth.spec) it->bandwidth.spec = m.bandwidth.spec;
+    if (!m.config.empty()) it->config = m.config;
+    if (!m.sweep.empty()) it->sweep = m.sweep;
+  }
+  for (const auto& r : a.matmul) {
+    auto it = std::find_if(async_copy.matmul.begin(), async_copy.matmul.end(),
+                           [&](const AsyncMatmulRow& x) { return x.variant == r.variant && x.block == r.block; });
+    if (it == async_copy.matmul.end()) {
+      async_copy.matmul.push_back(r);
+    } else if (it->blocks_per_sm != r.blocks_per_sm) {
+      *it = r;  // other columns: the old spec values would no longer line up
+    } else {
+      if (r.measured) it->measured = r.measured;
+      if (r.spec) it->spec = r.spec;
+    }
+  }
+}
+
 const std::vector<std::string> kDpxFunctionNames{
     "__vimax3_s32",       "__vimax3_u32",       "__vimin3_s32",        "__vimin3_u32",        "__vimax3_s16x2",
     "__vimax3_u16x2",     "__vimin3_s16x2",     "__vimin3_u16x2",      "__vimax3_s32_relu",   "__vimin3_s32_relu",
@@ -403,6 +464,13 @@ bool operator==(const DpxFunction& a, const DpxFunction& b) {
          a.throughput_per_sm == b.throughput_per_sm && a.by_blocks == b.by_blocks;
 }
 
+bool operator==(const AsyncCopyMethod& a, const AsyncCopyMethod& b) {
+  return a.method == b.method && a.sass == b.sass && a.bandwidth == b.bandwidth && a.config == b.config &&
+         a.sweep == b.sweep;
+}
+
+bool operator==(const AsyncCopy& a, const AsyncCopy& b) { return a.methods == b.methods && a.matmul == b.matmul; }
+
 bool operator==(const Identity& a, const Identity& b) {
   return std::tie(a.name, a.uuid, a.sm_count, a.compute_capability, a.driver, a.cuda_version, a.memory_type) ==
          std::tie(b.name, b.uuid, b.sm_count, b.compute_capability, b.driver, b.cuda_version, b.memory_type);
@@ -414,6 +482,7 @@ bool operator==(const HardwareDescriptor& a, const HardwareDescriptor& b) {
          a.fixed_costs.launch_single == b.fixed_costs.launch_single &&
          a.fixed_costs.launch_back_to_back == b.fixed_costs.launch_back_to_back &&
          same_compute(a.compute, b.compute) && a.tensor_instructions == b.tensor_instructions && a.dpx == b.dpx &&
+         a.async_copy == b.async_copy &&
          a.references == b.references && a.notes == b.notes;
 }
 

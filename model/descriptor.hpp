@@ -171,6 +171,58 @@ struct DpxFunction {
 // Every DPX function name of CUDA 13's device_functions.h (the loader accepts only these).
 extern const std::vector<std::string> kDpxFunctionNames;
 
+// Global -> shared copies (issue 14; Luo et al. §III-D2, §IV-E, Tables XIII-XIV): probe
+// "async-copy". One method's best bandwidth over a DRAM-sized buffer (every SM busy, each byte
+// copied once into shared memory and summed there) and the sweep behind it.
+struct AsyncCopyPoint {
+  int threads = 0;               // per block
+  int stages = 0;                // tiles in flight per block (sync: 1)
+  double tile_bytes = 0;         // bytes per stage
+  double bytes_per_second = 0;   // median of the repeats
+  bool operator==(const AsyncCopyPoint&) const = default;
+};
+struct AsyncCopyMethod {
+  std::string method;  // one of kAsyncCopyMethods: "sync", "cp_async", "bulk", "tensor_2d"
+  std::string sass;    // expected opcodes, e.g. "UBLKCP + SYNCS"; empty when not known
+  Field bandwidth{Dimension::bytes_per_second};  // the best configuration's
+  std::string config;  // the best configuration in words ("256 threads, 4 stages x 16 KiB")
+  std::vector<AsyncCopyPoint> sweep;  // every configuration tried; the provenance of `bandwidth`
+  bool present() const { return bandwidth.present() || !sweep.empty(); }
+};
+extern const std::vector<std::string> kAsyncCopyMethods;
+
+// A row of values with one provenance: a paper's (reference) or a probe's (probe, date, ...).
+struct CurveSource {
+  std::vector<double> values;  // base unit (FLOP/s), one per column
+  std::string reference;       // spec: a key of references or a citation
+  std::string probe, date, note;  // measured
+  double sm_clock_hz = 0;
+  int repeats = 0;
+  std::optional<double> gain_percent;  // spec only: the paper's "Perf" column (mean gain of AsyncPipe)
+  bool operator==(const CurveSource&) const = default;
+};
+
+// One row of Tables XIII-XIV: the tiled FP32 matrix multiply with block x block threads (and
+// tiles), A's width = B's height = 2048, GFLOP/s against blocks per SM.
+struct AsyncMatmulRow {
+  std::string variant;  // "sync_share" (synchronous tile loads) | "async_pipe" (two-stage cp.async)
+  int block = 0;        // 8, 16, 32
+  std::vector<int> blocks_per_sm;  // the columns, strictly growing
+  std::optional<CurveSource> spec, measured;  // FLOP/s, one per column
+  bool operator==(const AsyncMatmulRow&) const = default;
+};
+
+struct AsyncCopy {
+  std::vector<AsyncCopyMethod> methods;  // by method, at most one each
+  std::vector<AsyncMatmulRow> matmul;    // by (variant, block), at most one each
+  bool present() const { return !methods.empty() || !matmul.empty(); }
+  const AsyncCopyMethod* method(const std::string& m) const;
+  const AsyncMatmulRow* row(const std::string& variant, int block) const;
+};
+// Mean over the columns both rows have of async / sync - 1, in percent (our "Perf" column); nullopt
+// without both rows' values from `measured` (true) or `spec` (false).
+std::optional<double> async_pipe_gain_percent(const AsyncCopy& a, int block, bool measured);
+
 struct Identity {
   std::string name;               // "NVIDIA H200"
   std::string uuid;               // empty for spec-only descriptors
@@ -193,6 +245,7 @@ struct HardwareDescriptor {
   std::map<ComputeUnit, std::map<Precision, Field>> compute;  // Dimension::flop_per_second
   std::vector<TensorInstruction> tensor_instructions;
   std::vector<DpxFunction> dpx;  // by function name, at most one entry each
+  AsyncCopy async_copy;          // issue 14: optional key async_copy
   std::map<std::string, std::string> references;  // short key -> full citation
   std::vector<std::string> notes;
 
@@ -222,6 +275,10 @@ struct HardwareDescriptor {
   // Merges a DPX probe's entry into the one of the same function (or appends it): the measured
   // values, by_blocks and sass it carries replace the old ones; spec values (a paper's) stay.
   void upsert_dpx(const DpxFunction& f);
+  // Merges an async-copy probe's result: methods by name and matmul rows by (variant, block); the
+  // measured values, sweeps and configs it carries replace the old ones, spec values stay (a row
+  // whose columns differ from the spec's is replaced whole).
+  void upsert_async_copy(const AsyncCopy& a);
 };
 
 // Any problem in a descriptor file: message is "file:line:column: key: cause".
@@ -255,6 +312,8 @@ bool operator==(const RampTable&, const RampTable&);
 bool operator==(const MemoryLevel&, const MemoryLevel&);
 bool operator==(const TensorInstruction&, const TensorInstruction&);
 bool operator==(const DpxFunction&, const DpxFunction&);
+bool operator==(const AsyncCopyMethod&, const AsyncCopyMethod&);
+bool operator==(const AsyncCopy&, const AsyncCopy&);
 bool operator==(const Identity&, const Identity&);
 bool operator==(const HardwareDescriptor&, const HardwareDescriptor&);
 

@@ -441,6 +441,138 @@ struct DescriptorReader {
     return f;
   }
 
+  // async_copy: {methods: [...], matmul: [...]} (issue 14, probe async-copy).
+  AsyncCopy async_copy(const Entry& e) const {
+    auto top = L.mapping(e.value, e.key.Mark(), "async_copy", {"methods", "matmul"});
+    if (top.empty()) L.fail(e.key.Mark(), "async_copy", "needs methods or matmul");
+    AsyncCopy a;
+    if (auto it = top.find("methods"); it != top.end()) {
+      const YAML::Node& seq = it->second.value;
+      if (!seq.IsSequence() || seq.size() == 0)
+        L.fail(Loader::value_mark(it->second), "async_copy.methods", "expected a list of copy methods");
+      for (std::size_t i = 0; i < seq.size(); ++i) {
+        const std::string p = "async_copy.methods[" + std::to_string(i) + "]";
+        AsyncCopyMethod m = copy_method(seq[i], seq[i].Mark(), p);
+        if (a.method(m.method)) L.fail(seq[i].Mark(), p, "duplicate method " + m.method);
+        a.methods.push_back(std::move(m));
+      }
+    }
+    if (auto it = top.find("matmul"); it != top.end()) {
+      const YAML::Node& seq = it->second.value;
+      if (!seq.IsSequence() || seq.size() == 0)
+        L.fail(Loader::value_mark(it->second), "async_copy.matmul", "expected a list of matmul rows");
+      for (std::size_t i = 0; i < seq.size(); ++i) {
+        const std::string p = "async_copy.matmul[" + std::to_string(i) + "]";
+        AsyncMatmulRow r = matmul_row(seq[i], seq[i].Mark(), p);
+        if (a.row(r.variant, r.block))
+          L.fail(seq[i].Mark(), p, "duplicate row " + r.variant + " block " + std::to_string(r.block));
+        a.matmul.push_back(std::move(r));
+      }
+    }
+    return a;
+  }
+
+  AsyncCopyMethod copy_method(const YAML::Node& node, const YAML::Mark& where, const std::string& path) const {
+    auto m = L.mapping(node, where, path, {"method", "sass", "bandwidth", "config", "sweep"});
+    const YAML::Mark at = node.Mark();
+    AsyncCopyMethod c;
+    const Entry& me = L.require(m, "method", at, path);
+    c.method = L.nonempty(me, path + ".method");
+    if (std::find(kAsyncCopyMethods.begin(), kAsyncCopyMethods.end(), c.method) == kAsyncCopyMethods.end())
+      L.fail(Loader::value_mark(me), path + ".method", "'" + c.method + "' is not a copy method (sync, cp_async, bulk, tensor_2d)");
+    if (auto it = m.find("sass"); it != m.end()) c.sass = L.nonempty(it->second, path + ".sass");
+    if (auto it = m.find("config"); it != m.end()) c.config = L.nonempty(it->second, path + ".config");
+    if (auto it = m.find("bandwidth"); it != m.end())
+      c.bandwidth = field(it->second, path + ".bandwidth", Dimension::bytes_per_second, FieldKind::bandwidth);
+    if (auto it = m.find("sweep"); it != m.end()) {
+      const std::string p = path + ".sweep";
+      const YAML::Node& seq = it->second.value;
+      if (!seq.IsSequence() || seq.size() == 0)
+        L.fail(Loader::value_mark(it->second), p, "expected a list of [threads, stages, tile, bandwidth]");
+      constexpr IntRange kThreads{1, 1024, "threads per block"};
+      constexpr IntRange kStages{1, 64, "stages"};
+      for (std::size_t i = 0; i < seq.size(); ++i) {
+        const YAML::Node pt = seq[i];
+        const std::string pp = p + "[" + std::to_string(i) + "]";
+        if (!pt.IsSequence() || pt.size() != 4)
+          L.fail(pt.Mark(), pp, "expected [threads, stages, tile, bandwidth], e.g. [256, 4, \"16 KiB\", \"2.9 TB/s\"]");
+        AsyncCopyPoint q;
+        q.threads = L.integer(Entry{pt[0], pt[0]}, pp + "[0]", kThreads);
+        q.stages = L.integer(Entry{pt[1], pt[1]}, pp + "[1]", kStages);
+        std::optional<Dimension> bytes = Dimension::bytes, bw = Dimension::bytes_per_second;
+        q.tile_bytes = L.quantity(Entry{pt[2], pt[2]}, pp + "[2]", bytes, true, FieldKind::bytes);
+        q.bytes_per_second = L.quantity(Entry{pt[3], pt[3]}, pp + "[3]", bw, true, FieldKind::bandwidth);
+        c.sweep.push_back(q);
+      }
+    }
+    if (!c.present()) L.fail(at, path, "needs bandwidth or sweep");
+    return c;
+  }
+
+  AsyncMatmulRow matmul_row(const YAML::Node& node, const YAML::Mark& where, const std::string& path) const {
+    auto m = L.mapping(node, where, path, {"variant", "block", "blocks_per_sm", "spec", "measured"});
+    const YAML::Mark at = node.Mark();
+    AsyncMatmulRow r;
+    const Entry& ve = L.require(m, "variant", at, path);
+    r.variant = L.nonempty(ve, path + ".variant");
+    if (r.variant != "sync_share" && r.variant != "async_pipe")
+      L.fail(Loader::value_mark(ve), path + ".variant", "'" + r.variant + "' is not sync_share or async_pipe");
+    constexpr IntRange kBlock{1, 32, "a block edge (block x block threads)"};
+    r.block = L.integer(L.require(m, "block", at, path), path + ".block", kBlock);
+    const Entry& be = L.require(m, "blocks_per_sm", at, path);
+    {
+      const std::string p = path + ".blocks_per_sm";
+      if (!be.value.IsSequence() || be.value.size() == 0) L.fail(Loader::value_mark(be), p, "expected a list of blocks per SM");
+      constexpr IntRange kPerSm{1, 100000, "blocks per SM"};
+      for (std::size_t i = 0; i < be.value.size(); ++i) {
+        const YAML::Node x = be.value[i];
+        const int v = L.integer(Entry{x, x}, p + "[" + std::to_string(i) + "]", kPerSm);
+        if (!r.blocks_per_sm.empty() && v <= r.blocks_per_sm.back())
+          L.fail(x.Mark(), p + "[" + std::to_string(i) + "]", "blocks per SM must grow from one column to the next");
+        r.blocks_per_sm.push_back(v);
+      }
+    }
+    for (const char* which : {"spec", "measured"}) {
+      auto it = m.find(which);
+      if (it == m.end()) continue;
+      const bool spec = std::string(which) == "spec";
+      const std::string p = path + "." + which;
+      auto s = spec ? L.mapping(it->second.value, it->second.key.Mark(), p, {"values", "gain_percent", "ref"})
+                    : L.mapping(it->second.value, it->second.key.Mark(), p,
+                                {"values", "probe", "date", "sm_clock", "repeats", "note"});
+      CurveSource c;
+      const Entry& ve2 = L.require(s, "values", it->second.key.Mark(), p);
+      if (!ve2.value.IsSequence() || ve2.value.size() != r.blocks_per_sm.size())
+        L.fail(Loader::value_mark(ve2), p + ".values",
+               "expected a list of " + std::to_string(r.blocks_per_sm.size()) + " rates, one per blocks_per_sm column");
+      for (std::size_t i = 0; i < ve2.value.size(); ++i) {
+        std::optional<Dimension> fl = Dimension::flop_per_second;
+        c.values.push_back(L.quantity(Entry{ve2.value[i], ve2.value[i]}, p + ".values[" + std::to_string(i) + "]", fl, true,
+                                      FieldKind::flop_rate));
+      }
+      if (spec) {
+        const Entry& ref = L.require(s, "ref", it->second.key.Mark(), p);
+        c.reference = L.nonempty(ref, p + ".ref");
+        check_reference(ref, p + ".ref", c.reference);
+        if (auto g = s.find("gain_percent"); g != s.end()) {
+          const std::string t = L.scalar(g->second, p + ".gain_percent");
+          double v = 0;
+          auto [q, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+          if (ec != std::errc{} || q != t.data() + t.size() || !std::isfinite(v) || v < -100 || v > 10000)
+            L.fail(Loader::value_mark(g->second), p + ".gain_percent", "expected a percentage (-100 to 10000), got '" + t + "'");
+          c.gain_percent = v;
+        }
+        r.spec = c;
+      } else {
+        provenance(s, it->second.key.Mark(), p, c.probe, c.date, c.sm_clock_hz, c.note);
+        if (auto v = s.find("repeats"); v != s.end()) c.repeats = L.integer(v->second, p + ".repeats", kRepeats);
+        r.measured = c;
+      }
+    }
+    if (!r.spec && !r.measured) L.fail(at, path, "needs spec or measured values");
+    return r;
+  }
+
   // A mean error: a plain non-negative finite number ("1.29e-03", "0").
   double error_number(const Entry& e, const std::string& path) const {
     const std::string s = L.scalar(e, path);
@@ -505,7 +637,7 @@ HardwareDescriptor read_descriptor(const YAML::Node& root, const Loader& L, cons
   if (!root.IsMap()) L.fail(root.IsDefined() && !root.IsNull() ? root.Mark() : top, "", "a descriptor is a YAML mapping");
   auto m = L.mapping(root, top, "",
                      {"schema", "tool_version", "id", "identity", "sm_clock", "memory_clock", "fixed_costs", "memory",
-                      "compute", "tensor_instructions", "dpx", "references", "notes"});
+                      "compute", "tensor_instructions", "dpx", "async_copy", "references", "notes"});
   HardwareDescriptor d;
   const Entry& schema = L.require(m, "schema", top, "");
   d.schema = L.scalar(schema, "schema");
@@ -604,6 +736,8 @@ HardwareDescriptor read_descriptor(const YAML::Node& root, const Loader& L, cons
       d.dpx.push_back(std::move(f));
     }
   }
+
+  if (auto it = m.find("async_copy"); it != m.end()) d.async_copy = R.async_copy(it->second);
 
   if (auto it = m.find("notes"); it != m.end()) {
     const YAML::Node& seq = it->second.value;
@@ -972,6 +1106,67 @@ std::string to_yaml(const HardwareDescriptor& d) {
       out << YAML::EndMap;
     }
     out << YAML::EndSeq;
+  }
+
+  if (d.async_copy.present()) {
+    out << YAML::Key << "async_copy" << YAML::Value << YAML::BeginMap;
+    if (!d.async_copy.methods.empty()) {
+      out << YAML::Key << "methods" << YAML::Value << YAML::BeginSeq;
+      for (const auto& c : d.async_copy.methods) {
+        out << YAML::BeginMap;
+        emit_text(out, "method", c.method);
+        if (!c.sass.empty()) emit_text(out, "sass", c.sass);
+        emit_field(out, "bandwidth", c.bandwidth);
+        if (!c.config.empty()) emit_text(out, "config", c.config);
+        if (!c.sweep.empty()) {
+          out << YAML::Key << "sweep" << YAML::Value << YAML::BeginSeq;
+          for (const auto& q : c.sweep)
+            out << YAML::Flow << YAML::BeginSeq << q.threads << q.stages << YAML::DoubleQuoted
+                << format_exact(q.tile_bytes, Dimension::bytes) << YAML::DoubleQuoted
+                << format_exact(q.bytes_per_second, Dimension::bytes_per_second) << YAML::EndSeq;
+          out << YAML::EndSeq;
+        }
+        out << YAML::EndMap;
+      }
+      out << YAML::EndSeq;
+    }
+    if (!d.async_copy.matmul.empty()) {
+      out << YAML::Key << "matmul" << YAML::Value << YAML::BeginSeq;
+      for (const auto& r : d.async_copy.matmul) {
+        out << YAML::BeginMap;
+        emit_text(out, "variant", r.variant);
+        out << YAML::Key << "block" << YAML::Value << r.block;
+        out << YAML::Key << "blocks_per_sm" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+        for (int b : r.blocks_per_sm) out << b;
+        out << YAML::EndSeq;
+        const auto values = [&](const CurveSource& c) {
+          out << YAML::Key << "values" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+          for (double v : c.values) out << YAML::DoubleQuoted << format_exact(v, Dimension::flop_per_second);
+          out << YAML::EndSeq;
+        };
+        if (r.spec) {
+          out << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+          values(*r.spec);
+          if (r.spec->gain_percent) emit_text(out, "gain_percent", shortest(*r.spec->gain_percent));
+          emit_text(out, "ref", r.spec->reference);
+          out << YAML::EndMap;
+        }
+        if (r.measured) {
+          const CurveSource& c = *r.measured;
+          out << YAML::Key << "measured" << YAML::Value << YAML::BeginMap;
+          values(c);
+          emit_text(out, "probe", c.probe);
+          emit_text(out, "date", c.date);
+          if (c.sm_clock_hz > 0) emit_quantity(out, "sm_clock", c.sm_clock_hz, Dimension::hertz);
+          if (c.repeats) out << YAML::Key << "repeats" << YAML::Value << c.repeats;
+          if (!c.note.empty()) emit_text(out, "note", c.note);
+          out << YAML::EndMap;
+        }
+        out << YAML::EndMap;
+      }
+      out << YAML::EndSeq;
+    }
+    out << YAML::EndMap;
   }
 
   if (!d.references.empty()) {

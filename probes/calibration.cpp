@@ -253,6 +253,7 @@ CalibrationResult run_calibration(const CalibrationOptions& opt, const Calibrati
             else d.upsert_instruction(ti);
           }
           for (const auto& f : po.dpx) d.upsert_dpx(f);
+          if (po.async_copy) d.upsert_async_copy(*po.async_copy);
           for (const auto& r : po.ramps) d.memory[r.level].ramp[r.pattern] = r.table;
           sum.fields = po.fields;
           entry["details"] = po.details;

@@ -304,6 +304,16 @@ Document build_document(const ReportInput& in, const std::vector<detail::Table>&
     plots_named(s, "dpx-");
     d.sections.push_back(std::move(s));
   }
+  if (std::any_of(tables.begin(), tables.end(), [](const auto& t) {
+        return (t.id == "table-async-copy" || t.id == "table-async-matmul") && !t.rows.empty();
+      })) {
+    // Only with async-copy figures (issue 14): a measured sweep or the paper's Tables XIII-XIV.
+    Section s{"async-copies", "Asynchronous copies: cp.async and TMA", {}};
+    for (const auto& t : tables)  // a table without rows (only the paper's matmul rows, no sweep) is left out
+      if ((t.id == "table-async-copy" || t.id == "table-async-matmul") && !t.rows.empty()) s.blocks.push_back(table_block(t));
+    plots_named(s, "async-copy-");
+    d.sections.push_back(std::move(s));
+  }
   {
     Section s{"validation", "Validation", {}};
     for (const auto& t : tables)

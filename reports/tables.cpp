@@ -568,6 +568,168 @@ Table dpx_table(const ReportInput& in) {
   return t;
 }
 
+// ---- async copies (issue 14; Luo et al. §IV-E, Tables XIII-XIV) ----
+
+// The DRAM read bandwidth a copy is held against: memory.dram.patterns.read, else the level's.
+std::optional<double> dram_read_bandwidth(const HardwareDescriptor& hw) {
+  auto it = hw.memory.find(MemoryLevelKind::dram);
+  if (it == hw.memory.end()) return std::nullopt;
+  if (auto p = it->second.patterns.find("read"); p != it->second.patterns.end())
+    if (auto x = p->second.value()) return x;
+  return it->second.bandwidth.value();
+}
+
+Table async_copy_table(const ReportInput& in) {
+  Table t;
+  t.id = "table-async-copy";
+  t.title = "Global to shared memory copies: best bandwidth per method (issue 14)";
+  t.caption = "Every SM busy on a buffer sized as dram-bandwidth sizes its arrays (>= 8x L2), each byte copied once into "
+              "shared memory and summed there (checked against the CPU). sync: ld.global.cg 16 B + st.shared; cp_async: "
+              "cp.async.cg 16 B (LDGSTS), 1-4 stages; bulk: cp.async.bulk 1D + mbarrier (TMA, sm_90); tensor_2d: "
+              "cp.async.bulk.tensor.2d through a CUtensorMap (TMA, sm_90). Share: of the DRAM read bandwidth "
+              "(memory.dram.patterns.read, measured else spec); the issue's target for TMA is 90%.";
+  const auto cols = columns_with(in, [](const GpuInput& g) { return !g.hw.async_copy.methods.empty(); });
+  t.groups.push_back({"", 1});
+  t.columns.push_back("method");
+  for (const auto* g : cols) {
+    t.groups.push_back({g->hw.identity.name + " (" + g->hw.id + ")", 3});
+    for (const char* c : {"bandwidth", "of DRAM read", "best configuration"}) t.columns.push_back(c);
+  }
+  for (const auto& name : kAsyncCopyMethods) {
+    if (std::none_of(cols.begin(), cols.end(), [&](const GpuInput* g) { return g->hw.async_copy.method(name); })) continue;
+    std::vector<Cell> row{label(name)};
+    for (const auto* g : cols) {
+      const AsyncCopyMethod* m = g->hw.async_copy.method(name);
+      const std::string path = "async_copy:" + name + ".bandwidth";
+      Cell bw;
+      bw.gpu = g->hw.id;
+      bw.field = path;
+      bw.dimension = std::string(to_string(Dimension::bytes_per_second));
+      const auto v = m ? m->bandwidth.value() : std::nullopt;
+      if (v) {
+        bw.value = *v;
+        bw.text = format_quantity(*v, Dimension::bytes_per_second);
+        if (m->bandwidth.source() == "measured") {
+          bw.source = "measured";
+          if (m->bandwidth.measured->flagged) bw.text += " (flagged)";
+          bw.note = t.notes.add(measured_note(g->hw, *m->bandwidth.measured, Dimension::bytes_per_second));
+        } else {
+          bw.source = "spec";
+          bw.note = t.notes.add(spec_note(g->hw, *m->bandwidth.spec));
+        }
+      } else {
+        bw.text = mark_missing_measured();
+        bw.source = "missing";
+      }
+      row.push_back(bw);
+      Cell share;
+      share.gpu = g->hw.id;
+      share.field = "async_copy:" + name + ".fraction_of_dram_read";
+      const double bw_value = v.value_or(0), read = dram_read_bandwidth(g->hw).value_or(0);
+      if (bw_value > 0 && read > 0) {
+        share.value = bw_value / read;
+        share.text = short_num(100 * bw_value / read, 3) + "%";
+        share.source = "derived";
+      } else {
+        share.text = "\u2014";
+        share.source = "missing";
+      }
+      row.push_back(share);
+      row.push_back(text_cell(m ? m->config : std::string(), 1));
+    }
+    t.rows.push_back(std::move(row));
+  }
+  if (t.rows.empty()) t.caption += " No descriptor has these figures (calibrate runs the async-copy probe).";
+  return t;
+}
+
+// Tables XIII-XIV: one row per GPU, source, block and variant; the paper's rows beside ours.
+Table async_matmul_table(const ReportInput& in) {
+  Table t;
+  t.id = "table-async-matmul";
+  t.title = "Tiled FP32 matmul, SyncShare vs AsyncPipe: GFLOP/s by blocks per SM (Luo et al. Tables XIII-XIV)";
+  t.caption = "The CUDA sample globalToShmemAsyncCopy's shape: one thread per C entry, block x block tiles of A and B in "
+              "shared memory, A's width = B's height = 2048, grid = SMs x blocks per SM. SyncShare loads the tiles "
+              "synchronously; AsyncPipe copies the next pair with cp.async (two stages) while multiplying this one. Gain: "
+              "mean of AsyncPipe / SyncShare - 1 over the columns; the paper's own Perf column is shown for its rows "
+              "(its definition is not stated and differs from this mean for some rows).";
+  const auto cols = columns_with(in, [](const GpuInput& g) { return !g.hw.async_copy.matmul.empty(); });
+  std::vector<int> per_sm;
+  for (const auto* g : cols)
+    for (const auto& r : g->hw.async_copy.matmul)
+      for (int b : r.blocks_per_sm)
+        if (std::find(per_sm.begin(), per_sm.end(), b) == per_sm.end()) per_sm.push_back(b);
+  std::sort(per_sm.begin(), per_sm.end());
+  t.groups.push_back({"", 4});
+  for (const char* c : {"block", "GPU", "source", "variant"}) t.columns.push_back(c);
+  t.groups.push_back({"blocks per SM", static_cast<int>(per_sm.size())});
+  for (int b : per_sm) t.columns.push_back(std::to_string(b));
+  t.groups.push_back({"", 1});
+  t.columns.push_back("gain");
+  std::vector<int> blocks;
+  for (const auto* g : cols)
+    for (const auto& r : g->hw.async_copy.matmul)
+      if (std::find(blocks.begin(), blocks.end(), r.block) == blocks.end()) blocks.push_back(r.block);
+  std::sort(blocks.begin(), blocks.end());
+  for (int block : blocks)
+    for (const auto* g : cols)
+      for (const bool measured : {true, false})
+        for (const char* variant : {"sync_share", "async_pipe"}) {
+          const AsyncMatmulRow* r = g->hw.async_copy.row(variant, block);
+          if (!r) continue;
+          const auto& c = measured ? r->measured : r->spec;
+          if (!c) continue;
+          int note = 0;
+          if (measured) {
+            std::string n = g->hw.id + " measured: probe " + c->probe + ", " + c->date;
+            if (c->repeats) n += ", median of " + std::to_string(c->repeats);
+            if (c->sm_clock_hz > 0) n += ", SM clock " + short_num(c->sm_clock_hz / 1e6, 4) + " MHz";
+            if (!c->note.empty()) n += "; " + c->note;
+            note = t.notes.add(n);
+          } else {
+            note = t.notes.add(spec_note(g->hw, SpecValue{0, c->reference}));
+          }
+          std::vector<Cell> row{label(std::to_string(block) + "x" + std::to_string(block)),
+                                label(g->hw.identity.name + " (" + g->hw.id + ")"), label(measured ? "measured" : "paper"),
+                                label(variant == std::string("sync_share") ? "SyncShare" : "AsyncPipe")};
+          for (int b : per_sm) {
+            Cell x;
+            x.gpu = g->hw.id;
+            x.field = std::string("async_copy:matmul.") + variant + "." + std::to_string(block) + ".blocks_per_sm_" +
+                      std::to_string(b);
+            x.dimension = std::string(to_string(Dimension::flop_per_second));
+            x.text = "\u2014";
+            x.source = "missing";
+            for (std::size_t i = 0; i < r->blocks_per_sm.size() && i < c->values.size(); ++i)
+              if (r->blocks_per_sm[i] == b) {
+                x.value = c->values[i];
+                x.text = short_num(c->values[i] / 1e9, 6);
+                x.source = measured ? "measured" : "spec";
+                x.note = note;
+              }
+            row.push_back(x);
+          }
+          Cell gain;
+          gain.gpu = g->hw.id;
+          gain.field = "async_copy:matmul.gain_percent." + std::to_string(block);
+          gain.text = "";
+          gain.source = "text";
+          if (variant == std::string("async_pipe")) {
+            const auto ours = async_pipe_gain_percent(g->hw.async_copy, block, measured);
+            if (ours) {
+              gain.value = *ours;
+              gain.text = short_num(*ours, 3) + "%";
+              gain.source = "derived";
+            }
+            if (!measured && c->gain_percent) gain.text += " (paper: " + short_num(*c->gain_percent, 3) + "%)";
+          }
+          row.push_back(gain);
+          t.rows.push_back(std::move(row));
+        }
+  if (t.rows.empty()) t.caption += " No descriptor has these figures (calibrate runs the async-copy probe).";
+  return t;
+}
+
 // ---- validation results ----
 
 Cell num_cell(double v, Dimension d, int note, bool quantity = true) {
@@ -833,6 +995,8 @@ std::vector<Table> build_tables(const ReportInput& in) {
   out.push_back(numerics_errors_table(in));
   out.push_back(shared_access_table(in));
   out.push_back(dpx_table(in));
+  out.push_back(async_copy_table(in));
+  out.push_back(async_matmul_table(in));
   results_tables(in, out);
   profile_tables(in, out);
   return out;

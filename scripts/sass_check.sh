@@ -126,6 +126,35 @@ else
   echo "(no dpx kernels in $*)"
 fi
 
+echo "== async-copy probe: copy and barrier opcodes per kernel (reading only; a missing opcode prints 'expect', never fails)"
+# Kernels are templated on an int (stages or loads per thread), so names read e.g. bulk_copy_kernel<4>;
+# matched by function name. Expected on sm_90: sync_copy_kernel LDG.E.128 (.STRONG.GPU for ld.cg) + STS.128;
+# cp_async_copy_kernel and matmul_async_pipe_kernel LDGSTS (+ LDGDEPBAR, DEPBAR); bulk_copy_kernel UBLKCP +
+# SYNCS (mbarrier); tensor_copy_kernel UTMALDG + SYNCS; matmul_sync_share_kernel LDG + STS, no LDGSTS.
+# On sm_80 images the bulk/tensor kernels are a trap (the host skips them below cc 9.0).
+opcodes '^(LDGSTS|LDGDEPBAR|DEPBAR|UBLKCP|UTMALDG|UTMACMDFLUSH|SYNCS|LDG|STS|LDS|BAR|TRAP|BPT)' |
+  grep -E "(sync_copy|cp_async_copy|bulk_copy|tensor_copy|matmul_sync_share|matmul_async_pipe)_kernel" |
+  sed -E 's/ceiling::probes::(\(anonymous namespace\)::)?//g' >"$tmp.async"
+if [[ -s $tmp.async ]]; then
+  cat "$tmp.async"
+  expect() {  # kernel-name pattern, opcode regex (sm_90 images only)
+    local lines
+    lines=$(grep -E "$1" "$tmp.async" | grep -E "\\[sm_90a?\\]")
+    [[ -z $lines ]] && { echo "expect   $1: no sm_90 image"; return; }
+    while IFS= read -r l; do grep -Eq "$2" <<<"$l" && echo "seen     $1 -> $2" || echo "expect   $1 -> $2 (not seen: $l)"; done <<<"$lines"
+  }
+  expect '(^|[ :])sync_copy_kernel<' ' LDG\.E[.A-Z0-9]*128:'
+  expect '(^|[ :])sync_copy_kernel<' ' STS\.128:'
+  expect 'cp_async_copy_kernel<' ' LDGSTS'
+  expect 'matmul_async_pipe_kernel<' ' LDGSTS'
+  expect 'bulk_copy_kernel<' ' UBLKCP'
+  expect 'bulk_copy_kernel<' ' SYNCS'
+  expect 'tensor_copy_kernel<' ' UTMALDG'
+  expect 'tensor_copy_kernel<' ' SYNCS'
+else
+  echo "(no async-copy kernels in $*)"
+fi
+
 echo "== validation kernels: DMMA and 16-byte global accesses"
 opcodes '^(DMMA|LDG|STG)' | grep -E "(scale|gemv)_(tensor|cuda)_core" >"$tmp.kernels"
 if [[ -s $tmp.kernels ]]; then
