@@ -529,14 +529,23 @@ MethodResult run_method(CopySession& s, Method m, const gpu::TimingOptions& sear
     }
     row["blocks_per_sm"] = l.blocks_per_sm;
     row["grid"] = l.grid;
-    const std::string error = check_copy(s, c, l);
+    // One configuration the runtime refuses (a launch error) is recorded and passed over; the
+    // others still run (a sticky error would fail the next CUDA call and end the probe).
+    std::string error;
+    gpu::Timing t;
+    try {
+      error = check_copy(s, c, l);
+      if (error.empty()) t = gpu::time_kernel(l.run, search);
+    } catch (const std::exception& e) {
+      error = std::string("launch failed: ") + e.what();
+      cudaGetLastError();
+    }
     row["check"] = error.empty() ? "passed" : error;
     if (!error.empty()) {
       r.rows.push_back(row);
       continue;
     }
     const double bytes = ac::bytes_copied(c, s.bytes);
-    const gpu::Timing t = gpu::time_kernel(l.run, search);
     const double bw = bytes / t.summary.median;
     row["bytes_per_s"] = bw;
     row["time_s"] = t.summary.median;

@@ -44,6 +44,11 @@ TEST_CASE("power: watts from the energy counter's steps, not from partial period
   CHECK(r.sample_interval_s == doctest::Approx(0.002).epsilon(0.01));
   CHECK(r.sm_clock_hz == doctest::Approx(1755e6));
   CHECK(r.watts_median == doctest::Approx(400.0));
+  // Per-update powers bracket the total (the descriptor's min <= median <= max).
+  CHECK(r.watts_min <= r.watts);
+  CHECK(r.watts_max >= r.watts);
+  CHECK(r.watts_min > 300.0);
+  CHECK(r.watts_max < 500.0);
   CHECK(r.note().find("updates, one every 100.0 ms") != std::string::npos);
 }
 

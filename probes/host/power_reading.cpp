@@ -17,10 +17,10 @@ std::string PowerReading::note() const {
   if (!ok) return "power not measured: " + why;
   char buf[320];
   std::snprintf(buf, sizeof buf,
-                "NVML energy counter over %.3f s (%d updates, one every %.1f ms); %d samples every %.1f ms "
-                "(power reading %.1f..%.1f W, median %.1f W); SM clock %.0f MHz; %lld launches",
-                seconds, counter_steps, 1e3 * update_period_s, samples, 1e3 * sample_interval_s, watts_min, watts_max,
-                watts_median, sm_clock_hz / 1e6, launches);
+                "NVML energy counter over %.3f s (%d updates, one every %.1f ms; %.1f..%.1f W per update); %d samples "
+                "every %.1f ms (power reading %.1f..%.1f W, median %.1f W); SM clock %.0f MHz; %lld launches",
+                seconds, counter_steps, 1e3 * update_period_s, watts_min, watts_max, samples, 1e3 * sample_interval_s,
+                sample_watts_min, sample_watts_max, watts_median, sm_clock_hz / 1e6, launches);
   return buf;
 }
 
@@ -52,8 +52,8 @@ PowerReading reading_from_samples(const std::vector<PowerSample>& samples, doubl
     if (s->sm_clock_mhz) clocks.push_back(s->sm_clock_mhz * 1e6);
   }
   r.sample_interval_s = median_of(gaps);
-  r.watts_min = *std::min_element(watts.begin(), watts.end());
-  r.watts_max = *std::max_element(watts.begin(), watts.end());
+  r.sample_watts_min = *std::min_element(watts.begin(), watts.end());
+  r.sample_watts_max = *std::max_element(watts.begin(), watts.end());
   r.watts_median = median_of(watts);
   r.sm_clock_hz = median_of(clocks);
   r.counter_steps = steps.empty() ? 0 : static_cast<int>(steps.size()) - 1;
@@ -62,8 +62,16 @@ PowerReading reading_from_samples(const std::vector<PowerSample>& samples, doubl
             "update in the load (at least " + std::to_string(min_steps) + " needed): run the load longer";
     return r;
   }
-  std::vector<double> periods;
-  for (size_t i = 1; i < steps.size(); ++i) periods.push_back(steps[i]->t - steps[i - 1]->t);
+  std::vector<double> periods, step_watts;
+  for (size_t i = 1; i < steps.size(); ++i) {
+    const double dt = steps[i]->t - steps[i - 1]->t;
+    periods.push_back(dt);
+    if (dt > 0) step_watts.push_back(static_cast<double>(steps[i]->energy_mj - steps[i - 1]->energy_mj) / 1e3 / dt);
+  }
+  if (!step_watts.empty()) {
+    r.watts_min = *std::min_element(step_watts.begin(), step_watts.end());
+    r.watts_max = *std::max_element(step_watts.begin(), step_watts.end());
+  }
   r.update_period_s = median_of(periods);
   r.seconds = steps.back()->t - steps.front()->t;
   if (!(r.seconds > 0)) {

@@ -10,7 +10,10 @@ struct PowerReading {
   bool ok = false;
   std::string why;           // when not ok
   double watts = 0;          // energy-counter steps: energy / time between the first and last step
-  double watts_min = 0, watts_max = 0, watts_median = 0;  // the power samples (NVML's own average)
+  // The least and largest power of one counter update (its energy step over its time): the total
+  // (watts) is their time-weighted mean, so it always lies between them.
+  double watts_min = 0, watts_max = 0;
+  double sample_watts_min = 0, sample_watts_max = 0, watts_median = 0;  // NVML's power readings (its own average)
   double seconds = 0;        // time between the first and last counter step used
   int counter_steps = 0;     // counter updates inside the load
   double update_period_s = 0;  // median time between counter updates
