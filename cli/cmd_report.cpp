@@ -133,7 +133,10 @@ int run_report(const ReportOptions& opt) {
            g.hw.identity.uuid.empty()) ||  // a paper's shared-memory figures (Sun et al. Tables 9-10)
           std::any_of(g.hw.dpx.begin(), g.hw.dpx.end(), [](const DpxFunction& f) {
             return f.latency.spec || f.throughput_per_sm.spec;  // a paper's DPX figures (Luo et al. Figs. 6-7)
-          });
+          }) ||
+          g.hw.dsm.latency.spec || g.hw.dsm.ring_bandwidth.spec ||  // a paper's DSM figures (Luo et al. §IV-E, Fig. 8)
+          std::any_of(g.hw.dsm.ring_by_cluster_size.begin(), g.hw.dsm.ring_by_cluster_size.end(),
+                      [](const DsmRingByClusterSize& c) { return c.bandwidth.spec.has_value(); });
       if (papers) in.references.push_back(std::move(g));
     } catch (const std::exception& e) {
       spdlog::warn("report: shipped descriptor {} not read for its papers' figures: {}", p.string(), e.what());

@@ -202,6 +202,7 @@ CalibrationResult run_calibration(const CalibrationOptions& opt, const Calibrati
             else d.upsert_instruction(ti);
           }
           for (const auto& f : po.dpx) d.upsert_dpx(f);
+          if (po.dsm) d.upsert_dsm(*po.dsm);
           for (const auto& r : po.ramps) d.memory[r.level].ramp[r.pattern] = r.table;
           sum.fields = po.fields;
           entry["details"] = po.details;
