@@ -299,7 +299,7 @@ nlohmann::json run_latency(Ctx& c, DistributedSharedMemory& m) {
 // ---- part 2: ring-based copy ----
 template <int ILP>
 void ring_config(Ctx& c, int cs, int threads, std::vector<DsmRingPoint>& pts, std::vector<std::vector<double>>& samples,
-                 std::vector<double>& clocks, nlohmann::json& rows) {
+                 std::vector<double>& clocks, std::vector<int>& flagged, nlohmann::json& rows) {
   nlohmann::json row{{"cluster_size", cs}, {"block_threads", threads}, {"ilp", ILP}};
   const size_t smem = c.one_per_sm(static_cast<size_t>(threads) * ILP * sizeof(uint32_t));
   const int clusters = max_clusters(dsm_ring_kernel<ILP>, threads, smem, cs);
@@ -366,19 +366,21 @@ void ring_config(Ctx& c, int cs, int threads, std::vector<DsmRingPoint>& pts, st
   pts.push_back({cs, threads, ILP, blocks, round_significant(bps, 4)});
   samples.push_back(rates);
   clocks.push_back(t.sm_clock_hz > 0 ? t.sm_clock_hz : c.clock_hz);
+  flagged.push_back(t.flagged ? 1 : 0);
 }
 
 void run_ring(Ctx& c, DistributedSharedMemory& m, nlohmann::json& rows) {
   std::vector<DsmRingPoint> pts;
   std::vector<std::vector<double>> samples;  // per point, bytes/s per repeat
   std::vector<double> clocks;                // per point, the SM clock measured around its timing
+  std::vector<int> flagged;                  // per point, throttled or noisy after retries
   for (int cs : dsm::ring_cluster_sizes(c.pc.quick))
     for (int threads : dsm::ring_block_threads(c.pc.quick))
       for (int ilp : dsm::ring_ilps(c.pc.quick)) {
-        if (ilp == 1) ring_config<1>(c, cs, threads, pts, samples, clocks, rows);
-        else if (ilp == 2) ring_config<2>(c, cs, threads, pts, samples, clocks, rows);
-        else if (ilp == 4) ring_config<4>(c, cs, threads, pts, samples, clocks, rows);
-        else ring_config<8>(c, cs, threads, pts, samples, clocks, rows);
+        if (ilp == 1) ring_config<1>(c, cs, threads, pts, samples, clocks, flagged, rows);
+        else if (ilp == 2) ring_config<2>(c, cs, threads, pts, samples, clocks, flagged, rows);
+        else if (ilp == 4) ring_config<4>(c, cs, threads, pts, samples, clocks, flagged, rows);
+        else ring_config<8>(c, cs, threads, pts, samples, clocks, flagged, rows);
       }
   if (pts.empty()) return;
   m.ring.points = pts;
@@ -399,7 +401,7 @@ void run_ring(Ctx& c, DistributedSharedMemory& m, nlohmann::json& rows) {
       e.block_threads = pts[i].block_threads;
       e.ilp = pts[i].ilp;
       e.bandwidth.measured =
-          measured_from_samples(samples[i], "dsm", c.clock_hz, false,
+          measured_from_samples(samples[i], "dsm", clocks[i], flagged[i] != 0,
                                 "best of the ring sweep at cluster size " + std::to_string(pts[i].cluster_size) + ": " +
                                     std::to_string(pts[i].block_threads) + " threads, ILP " + std::to_string(pts[i].ilp));
       return e;
@@ -411,12 +413,11 @@ void run_ring(Ctx& c, DistributedSharedMemory& m, nlohmann::json& rows) {
   const std::string note = "best ring configuration: cluster size " + std::to_string(b.cluster_size) + ", " +
                            std::to_string(b.block_threads) + " threads, ILP " + std::to_string(b.ilp) + ", " +
                            std::to_string(b.blocks) + " blocks (one per SM)";
-  m.ring_bandwidth.measured = measured_from_samples(samples[best], "dsm", c.clock_hz, false, note);
+  m.ring_bandwidth.measured = measured_from_samples(samples[best], "dsm", clocks[best], flagged[best] != 0, note);
   std::vector<double> per_sm;
   for (double v : samples[best]) per_sm.push_back(v / (b.blocks * clocks[best]));
-  m.ring_bandwidth.measured->sm_clock_hz = clocks[best];
   m.ring_bandwidth_per_sm.measured =
-      measured_from_samples(per_sm, "dsm", clocks[best], false, note + "; per SM used, at the SM clock measured around it");
+      measured_from_samples(per_sm, "dsm", clocks[best], flagged[best] != 0, note + "; per SM used, at the SM clock measured around it");
   m.ring_cluster_size = b.cluster_size;
   m.ring_block_threads = b.block_threads;
   m.ring_ilp = b.ilp;

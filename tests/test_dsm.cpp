@@ -44,7 +44,7 @@ MeasuredValue measured(double v, double lo, double hi, const std::string& note =
 DistributedSharedMemory measured_dsm() {
   DistributedSharedMemory m;
   m.latency.measured = measured(196.5, 196, 197);
-  m.local_latency.measured = measured(33.25, 33, 33.5);
+  m.local_latency.measured = measured(33.5, 33, 34);  // exact at the step its spread allows (0.1)
   m.ring_bandwidth.measured = measured(3.1e12, 3.05e12, 3.15e12, "best ring configuration");
   m.ring_bandwidth_per_sm.measured = measured(13.4, 13.2, 13.6);
   m.ring_cluster_size = 2;
@@ -194,6 +194,13 @@ TEST_CASE("descriptor: dsm loads strictly, keeps its provenance and round-trips 
   CHECK(text.find("{cluster_size: 16, block_threads: 1024, ilp: 8, blocks: 112, bandwidth: \"1.25 TB/s\"}") !=
         std::string::npos);
   const HardwareDescriptor back = parse_descriptor(text, "dsm.yaml");
+  CHECK(back.dsm.latency == hw.dsm.latency);
+  CHECK(back.dsm.local_latency == hw.dsm.local_latency);
+  CHECK(back.dsm.ring_bandwidth == hw.dsm.ring_bandwidth);
+  CHECK(back.dsm.ring_bandwidth_per_sm == hw.dsm.ring_bandwidth_per_sm);
+  CHECK(back.dsm.ring_by_cluster_size == hw.dsm.ring_by_cluster_size);
+  CHECK(back.dsm.ring == hw.dsm.ring);
+  CHECK(back.dsm.histogram == hw.dsm.histogram);
   CHECK(back.dsm == hw.dsm);
   CHECK(back.dsm.latency.spec->value == 180);
   CHECK(back.dsm.latency.measured->probe == "dsm");
@@ -386,7 +393,7 @@ TEST_CASE("report: the DSM table beside the paper's H800 column, its section and
   for (const auto& pl : out.plots) plotted = plotted || pl.name == "dsm-fixture-gpu";
   CHECK(plotted);
   const std::string csv = test::slurp(out_dir / "dsm-fixture-gpu.csv");
-  CHECK(csv.find("ring,16,1024,8,1250000000000") != std::string::npos);
-  CHECK(csv.find("histogram,2,128,1024,175000000000") != std::string::npos);
+  CHECK(csv.find("ring,16,1024,8,1.25e+12") != std::string::npos);
+  CHECK(csv.find("histogram,2,128,1024,1.75e+11") != std::string::npos);
   fs::remove_all(dir);
 }
