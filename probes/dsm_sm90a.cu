@@ -168,9 +168,11 @@ __global__ void dsm_histogram_kernel(const uint32_t* input, long long n, int bin
   (void)not_sm90;
   cluster_sync();  // every block's bins are zero
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  // bins and cs are powers of two (the host checks): value % bins and the home by mask and shift.
+  const uint32_t mask = static_cast<uint32_t>(bins) - 1u, shift = static_cast<uint32_t>(__ffs(per_block) - 1);
   for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const uint32_t b = input[i] % static_cast<uint32_t>(bins);
-    const uint32_t home = b / per_block, off = b % per_block;
+    const uint32_t b = input[i] & mask;
+    const uint32_t home = b >> shift, off = b & static_cast<uint32_t>(per_block - 1);
     red_add_cluster(map_rank(local_bins, home) + 4u * off, 1u);  // mapa per element, as map_shared_rank would
   }
   cluster_sync();  // every count has landed
@@ -439,9 +441,10 @@ void run_histogram(Ctx& c, DistributedSharedMemory& m, nlohmann::json& rows) {
       for (int threads : dsm::histogram_block_threads(c.pc.quick)) {
         nlohmann::json row{{"cluster_size", cs}, {"block_threads", threads}, {"bins", bins}};
         const size_t smem = static_cast<size_t>(bins / cs) * sizeof(uint32_t);
-        const int clusters = bins % cs ? 0 : max_clusters(dsm_histogram_kernel, threads, smem, cs);
+        const auto pow2 = [](int x) { return x > 0 && (x & (x - 1)) == 0; };  // the kernel masks and shifts
+        const int clusters = !pow2(bins) || !pow2(cs) || bins % cs ? 0 : max_clusters(dsm_histogram_kernel, threads, smem, cs);
         if (clusters == 0) {
-          row["skipped"] = "no cluster of this size fits";
+          row["skipped"] = "no cluster of this size fits (or bins, cluster size not powers of two)";
           rows.push_back(row);
           continue;
         }

@@ -176,7 +176,11 @@ TEST_CASE("dsm reference: histogram bins spread over the cluster and the CPU his
   // Sweeps: every histogram configuration divides its bins; quick is a subset of the full sweep.
   for (bool quick : {false, true})
     for (int b : dsm::histogram_bins(quick))
-      for (int c : dsm::histogram_cluster_sizes(quick)) CHECK(b % c == 0);
+      for (int c : dsm::histogram_cluster_sizes(quick)) {
+        CHECK(b % c == 0);
+        CHECK((b & (b - 1)) == 0);  // the kernel takes value % bins and the home block by mask and shift
+        CHECK((c & (c - 1)) == 0);
+      }
   for (int c : dsm::ring_cluster_sizes(true)) {
     const auto full = dsm::ring_cluster_sizes(false);
     CHECK(std::find(full.begin(), full.end(), c) != full.end());
