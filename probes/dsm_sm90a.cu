@@ -240,7 +240,8 @@ struct Ctx {
   int repeats = 5;
   int smem_per_sm = 0, smem_per_block = 0;
   ProbeOutput& out;
-  std::mt19937_64 rng{0xD5E70001ull};
+  uint64_t seed = 0;     // fresh per run (details.seed), so a run does not pass on one lucky input
+  std::mt19937_64 rng{};
   // Dynamic shared memory above half an SM's: one block per SM (at least `need` bytes).
   size_t one_per_sm(size_t need) const {
     return std::max(need, std::min(static_cast<size_t>(smem_per_sm) / 2 + 1024, static_cast<size_t>(smem_per_block)));
@@ -505,6 +506,9 @@ ProbeOutput run_dsm(const ProbeContext& pc) {
     return out;
   }
   Ctx c{pc, gpu::measure_sm_clock_hz(pc.device, 0.02), gpu::utc_now_iso8601(), pc.quick ? 3 : 5, 0, 0, out};
+  c.seed = (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+  c.rng.seed(c.seed);
+  out.details["seed"] = c.seed;
   CUDA_CHECK(cudaDeviceGetAttribute(&c.smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, pc.device));
   CUDA_CHECK(cudaDeviceGetAttribute(&c.smem_per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, pc.device));
   DistributedSharedMemory m;
