@@ -135,7 +135,10 @@ int run_report(const ReportOptions& opt) {
             return f.latency.spec || f.throughput_per_sm.spec;  // a paper's DPX figures (Luo et al. Figs. 6-7)
           }) ||
           std::any_of(g.hw.async_copy.matmul.begin(), g.hw.async_copy.matmul.end(),
-                      [](const AsyncMatmulRow& r) { return r.spec.has_value(); });  // Luo et al. Tables XIII-XIV
+                      [](const AsyncMatmulRow& r) { return r.spec.has_value(); }) ||  // Luo et al. Tables XIII-XIV
+          g.hw.dsm.latency.spec || g.hw.dsm.ring_bandwidth.spec ||  // a paper's DSM figures (Luo et al. §IV-E, Fig. 8)
+          std::any_of(g.hw.dsm.ring_by_cluster_size.begin(), g.hw.dsm.ring_by_cluster_size.end(),
+                      [](const DsmRingByClusterSize& c) { return c.bandwidth.spec.has_value(); });
       if (papers) in.references.push_back(std::move(g));
     } catch (const std::exception& e) {
       spdlog::warn("report: shipped descriptor {} not read for its papers' figures: {}", p.string(), e.what());

@@ -447,6 +447,44 @@ void print_human(const View& v, std::ostream& out) {
 
   if (d.async_copy.present()) print_async_copy(v, out);
 
+  if (d.dsm.present()) {
+    const DistributedSharedMemory& x = d.dsm;
+    out << "\nDistributed shared memory (probe dsm; Luo et al. Figs. 8-9)\n";
+    Table t;
+    auto row = [&](const std::string& label, const Field& f, const std::function<std::string(double)>& text) {
+      if (!f.present()) return;
+      const Shown s = show_field(f, v.pref, text);
+      t.add({label, s.value, s.source});
+    };
+    const auto lat = [&](double c) { return latency_text(v, c); };
+    row("SM-to-SM latency", x.latency, lat);
+    row("local latency (same code)", x.local_latency, lat);
+    row("ring copy, best", x.ring_bandwidth, plain(Dimension::bytes_per_second));
+    row("ring copy, best per SM", x.ring_bandwidth_per_sm, plain(Dimension::bytes_per_cycle));
+    for (const auto& c : x.ring_by_cluster_size) {
+      std::string label = "ring copy, cluster " + std::to_string(c.cluster_size);
+      if (c.block_threads > 0) label += fmt::format(" ({} threads, ILP {})", c.block_threads, c.ilp);
+      row(label, c.bandwidth, plain(Dimension::bytes_per_second));
+    }
+    t.print(out, "  ");
+    if (x.ring_cluster_size > 0)
+      out << fmt::format("  best ring configuration: cluster size {}, {} threads, ILP {}\n", x.ring_cluster_size,
+                         x.ring_block_threads, x.ring_ilp);
+    if (x.ring.present()) {
+      out << "  ring copy (cluster size / threads / ILP: bandwidth):";
+      for (const auto& p : x.ring.points)
+        out << fmt::format(" {}/{}/{}:{}", p.cluster_size, p.block_threads, p.ilp,
+                           format_quantity(p.bytes_per_second, Dimension::bytes_per_second, 4));
+      out << "\n";
+    }
+    if (x.histogram.present()) {
+      out << "  histogram (cluster size / threads / bins: Gelem/s):";
+      for (const auto& p : x.histogram.points)
+        out << fmt::format(" {}/{}/{}:{:.4g}", p.cluster_size, p.block_threads, p.bins, p.elements_per_second / 1e9);
+      out << "\n";
+    }
+  }
+
   if (!d.references.empty()) {
     out << "\nReferences\n";
     for (const auto& [k, c] : d.references) out << "  " << k << ": " << c << "\n";
@@ -605,6 +643,37 @@ json to_json(const View& v) {
       rows.push_back(e);
     }
     j["async_copy"] = {{"methods", methods}, {"matmul", rows}};
+  }
+  if (d.dsm.present()) {
+    const DistributedSharedMemory& x = d.dsm;
+    json m{{"latency", field_json(x.latency, v.pref, d)},
+           {"local_latency", field_json(x.local_latency, v.pref, d)},
+           {"ring_bandwidth", field_json(x.ring_bandwidth, v.pref, d)},
+           {"ring_bandwidth_per_sm", field_json(x.ring_bandwidth_per_sm, v.pref, d)}};
+    m["ring_best"] = x.ring_cluster_size > 0 ? json{{"cluster_size", x.ring_cluster_size},
+                                                    {"block_threads", x.ring_block_threads},
+                                                    {"ilp", x.ring_ilp}}
+                                             : json(nullptr);
+    json by = json::array();
+    for (const auto& c : x.ring_by_cluster_size)
+      by.push_back({{"cluster_size", c.cluster_size}, {"block_threads", c.block_threads}, {"ilp", c.ilp},
+                    {"bandwidth", field_json(c.bandwidth, v.pref, d)}});
+    m["ring_by_cluster_size"] = by;
+    json ring = json::array(), hist = json::array();
+    for (const auto& p : x.ring.points) {
+      // bytes per clock per SM used, at the SM clock measured with the curve
+      const json per_sm = x.ring.sm_clock_hz > 0 ? json(p.bytes_per_second / (p.blocks * x.ring.sm_clock_hz)) : json(nullptr);
+      ring.push_back({{"cluster_size", p.cluster_size}, {"block_threads", p.block_threads}, {"ilp", p.ilp},
+                      {"blocks", p.blocks}, {"bytes_per_second", p.bytes_per_second}, {"bytes_per_clock_per_sm", per_sm}});
+    }
+    for (const auto& p : x.histogram.points)
+      hist.push_back({{"cluster_size", p.cluster_size}, {"block_threads", p.block_threads}, {"bins", p.bins},
+                      {"elements_per_second", p.elements_per_second}});
+    m["ring"] = ring;
+    m["histogram"] = hist;
+    j["dsm"] = m;
+  } else {
+    j["dsm"] = nullptr;
   }
   j["references"] = d.references;
   j["notes"] = d.notes;

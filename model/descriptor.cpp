@@ -414,6 +414,36 @@ void HardwareDescriptor::upsert_async_copy(const AsyncCopy& a) {
   }
 }
 
+void HardwareDescriptor::upsert_dsm(const DistributedSharedMemory& m) {
+  const auto merge = [](Field& old, const Field& f) {
+    if (f.measured) old.measured = f.measured;
+    if (f.spec) old.spec = f.spec;
+  };
+  merge(dsm.latency, m.latency);
+  merge(dsm.local_latency, m.local_latency);
+  merge(dsm.ring_bandwidth, m.ring_bandwidth);
+  merge(dsm.ring_bandwidth_per_sm, m.ring_bandwidth_per_sm);
+  if (m.ring_bandwidth.measured) {
+    dsm.ring_cluster_size = m.ring_cluster_size;
+    dsm.ring_block_threads = m.ring_block_threads;
+    dsm.ring_ilp = m.ring_ilp;
+  }
+  for (const auto& e : m.ring_by_cluster_size) {
+    auto it = std::find_if(dsm.ring_by_cluster_size.begin(), dsm.ring_by_cluster_size.end(),
+                           [&](const DsmRingByClusterSize& x) { return x.cluster_size == e.cluster_size; });
+    if (it == dsm.ring_by_cluster_size.end()) {
+      dsm.ring_by_cluster_size.push_back(e);
+      continue;
+    }
+    merge(it->bandwidth, e.bandwidth);
+    if (e.bandwidth.measured) it->block_threads = e.block_threads, it->ilp = e.ilp;
+  }
+  std::sort(dsm.ring_by_cluster_size.begin(), dsm.ring_by_cluster_size.end(),
+            [](const DsmRingByClusterSize& a, const DsmRingByClusterSize& b) { return a.cluster_size < b.cluster_size; });
+  if (m.ring.present()) dsm.ring = m.ring;
+  if (m.histogram.present()) dsm.histogram = m.histogram;
+}
+
 const std::vector<std::string> kDpxFunctionNames{
     "__vimax3_s32",       "__vimax3_u32",       "__vimin3_s32",        "__vimin3_u32",        "__vimax3_s16x2",
     "__vimax3_u16x2",     "__vimin3_s16x2",     "__vimin3_u16x2",      "__vimax3_s32_relu",   "__vimin3_s32_relu",
@@ -471,6 +501,18 @@ bool operator==(const AsyncCopyMethod& a, const AsyncCopyMethod& b) {
 
 bool operator==(const AsyncCopy& a, const AsyncCopy& b) { return a.methods == b.methods && a.matmul == b.matmul; }
 
+bool operator==(const DsmRingByClusterSize& a, const DsmRingByClusterSize& b) {
+  return a.cluster_size == b.cluster_size && a.block_threads == b.block_threads && a.ilp == b.ilp &&
+         a.bandwidth == b.bandwidth;
+}
+
+bool operator==(const DistributedSharedMemory& a, const DistributedSharedMemory& b) {
+  return a.latency == b.latency && a.local_latency == b.local_latency && a.ring_bandwidth == b.ring_bandwidth &&
+         a.ring_bandwidth_per_sm == b.ring_bandwidth_per_sm && a.ring_cluster_size == b.ring_cluster_size &&
+         a.ring_block_threads == b.ring_block_threads && a.ring_ilp == b.ring_ilp &&
+         a.ring_by_cluster_size == b.ring_by_cluster_size && a.ring == b.ring && a.histogram == b.histogram;
+}
+
 bool operator==(const Identity& a, const Identity& b) {
   return std::tie(a.name, a.uuid, a.sm_count, a.compute_capability, a.driver, a.cuda_version, a.memory_type) ==
          std::tie(b.name, b.uuid, b.sm_count, b.compute_capability, b.driver, b.cuda_version, b.memory_type);
@@ -482,7 +524,7 @@ bool operator==(const HardwareDescriptor& a, const HardwareDescriptor& b) {
          a.fixed_costs.launch_single == b.fixed_costs.launch_single &&
          a.fixed_costs.launch_back_to_back == b.fixed_costs.launch_back_to_back &&
          same_compute(a.compute, b.compute) && a.tensor_instructions == b.tensor_instructions && a.dpx == b.dpx &&
-         a.async_copy == b.async_copy &&
+         a.async_copy == b.async_copy && a.dsm == b.dsm &&
          a.references == b.references && a.notes == b.notes;
 }
 

@@ -223,6 +223,61 @@ struct AsyncCopy {
 // without both rows' values from `measured` (true) or `spec` (false).
 std::optional<double> async_pipe_gain_percent(const AsyncCopy& a, int block, bool measured);
 
+// Distributed shared memory (issue 14; Luo et al. "Benchmarking and Dissecting the Nvidia Hopper
+// GPU Architecture" §III-C-3 and §IV-E, Figs. 8-9): thread-block clusters on sm_90 reach the
+// shared memory of the other blocks of their cluster over the SM-to-SM network.
+
+// One ring-based-copy configuration (Fig. 8): one block per SM, clusters of cluster_size, block of
+// rank R stores its registers into the shared memory of rank (R + 1) % cluster_size.
+struct DsmRingPoint {
+  int cluster_size = 0, block_threads = 0, ilp = 0;
+  int blocks = 0;               // blocks launched, one per SM: the SMs used
+  double bytes_per_second = 0;  // whole GPU: bytes stored to other SMs / time
+  bool operator==(const DsmRingPoint&) const = default;
+};
+
+// One histogram configuration (Fig. 9): bins spread over the blocks of a cluster.
+struct DsmHistogramPoint {
+  int cluster_size = 0, block_threads = 0, bins = 0;
+  double elements_per_second = 0;
+  bool operator==(const DsmHistogramPoint&) const = default;
+};
+
+// A measured curve and its provenance (as RampTable: every point from one probe run).
+template <class Point>
+struct DsmCurve {
+  std::vector<Point> points;
+  std::string probe, date;
+  double sm_clock_hz = 0;
+  std::string note;
+  bool present() const { return !points.empty(); }
+  bool operator==(const DsmCurve&) const = default;
+};
+
+// The best ring rate at one cluster size (a paper's figure as spec, ours as measured with the
+// configuration that reached it; 0 = not known).
+struct DsmRingByClusterSize {
+  int cluster_size = 0;
+  int block_threads = 0, ilp = 0;
+  Field bandwidth{Dimension::bytes_per_second};
+};
+
+struct DistributedSharedMemory {
+  Field latency{Dimension::cycles};        // SM-to-SM: dependent ld.shared::cluster loads, cycles per load
+  Field local_latency{Dimension::cycles};  // the same code on the block's own shared memory
+  Field ring_bandwidth{Dimension::bytes_per_second};        // best ring configuration, whole GPU
+  Field ring_bandwidth_per_sm{Dimension::bytes_per_cycle};  // the same, bytes per clock per SM used
+  // The configuration of the measured ring_bandwidth (0 = not known).
+  int ring_cluster_size = 0, ring_block_threads = 0, ring_ilp = 0;
+  std::vector<DsmRingByClusterSize> ring_by_cluster_size;  // cluster sizes strictly growing
+  DsmCurve<DsmRingPoint> ring;
+  DsmCurve<DsmHistogramPoint> histogram;
+  bool present() const {
+    return latency.present() || local_latency.present() || ring_bandwidth.present() || ring_bandwidth_per_sm.present() ||
+           !ring_by_cluster_size.empty() || ring.present() || histogram.present();
+  }
+};
+
 struct Identity {
   std::string name;               // "NVIDIA H200"
   std::string uuid;               // empty for spec-only descriptors
@@ -246,6 +301,7 @@ struct HardwareDescriptor {
   std::vector<TensorInstruction> tensor_instructions;
   std::vector<DpxFunction> dpx;  // by function name, at most one entry each
   AsyncCopy async_copy;          // issue 14: optional key async_copy
+  DistributedSharedMemory dsm;   // key `dsm`, written when present()
   std::map<std::string, std::string> references;  // short key -> full citation
   std::vector<std::string> notes;
 
@@ -279,6 +335,9 @@ struct HardwareDescriptor {
   // measured values, sweeps and configs it carries replace the old ones, spec values stay (a row
   // whose columns differ from the spec's is replaced whole).
   void upsert_async_copy(const AsyncCopy& a);
+  // Merges a dsm probe's result: measured values, curves and configurations it carries replace the
+  // old ones (ring_by_cluster_size per cluster size); spec values (a paper's) stay.
+  void upsert_dsm(const DistributedSharedMemory& m);
 };
 
 // Any problem in a descriptor file: message is "file:line:column: key: cause".
@@ -314,6 +373,8 @@ bool operator==(const TensorInstruction&, const TensorInstruction&);
 bool operator==(const DpxFunction&, const DpxFunction&);
 bool operator==(const AsyncCopyMethod&, const AsyncCopyMethod&);
 bool operator==(const AsyncCopy&, const AsyncCopy&);
+bool operator==(const DsmRingByClusterSize&, const DsmRingByClusterSize&);
+bool operator==(const DistributedSharedMemory&, const DistributedSharedMemory&);
 bool operator==(const Identity&, const Identity&);
 bool operator==(const HardwareDescriptor&, const HardwareDescriptor&);
 

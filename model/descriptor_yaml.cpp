@@ -13,6 +13,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <unistd.h>
 
 #include "descriptor.hpp"
@@ -36,6 +37,7 @@ enum class FieldKind {
   latency,           // memory.<level>.latency, tensor latency
   seconds,           // extra times
   per_clock_count,   // fma_per_clock_per_sm, other bare numbers
+  per_second_count,  // bare counts per second (dsm.histogram elements per second)
   cv,                // measured.cv (a fraction; 0 when unknown)
   power,             // watts (NVML readings)
 };
@@ -56,6 +58,7 @@ constexpr Plausible kPlausible[] = {
     {FieldKind::latency, 1, 1e7, "a latency in cycles"},
     {FieldKind::seconds, 1e-12, 1e6, "a time"},
     {FieldKind::per_clock_count, 1e-3, 1e7, "a count per clock"},
+    {FieldKind::per_second_count, 1, 1e18, "a count per second"},
     {FieldKind::cv, 0, 10, "a coefficient of variation"},
     {FieldKind::power, 1e-3, 1e5, "a power"},  // 1 mW .. 100 kW
 };
@@ -573,6 +576,105 @@ struct DescriptorReader {
     return r;
   }
 
+  // dsm: distributed shared memory (issue 14): latencies, ring-based copy, histogram.
+  DistributedSharedMemory dsm(const Entry& e, const std::string& path) const {
+    auto m = L.mapping(e.value, e.key.Mark(), path,
+                       {"latency", "local_latency", "ring_bandwidth", "ring_bandwidth_per_sm", "ring_best",
+                        "ring_by_cluster_size", "ring", "histogram"});
+    DistributedSharedMemory d;
+    constexpr IntRange kCluster{1, 64, "a cluster size"};
+    constexpr IntRange kThreads{1, 4096, "threads per block"};
+    constexpr IntRange kBlocks{1, 10000000, "blocks"};
+    constexpr IntRange kBins{1, 1 << 24, "histogram bins"};
+    if (auto it = m.find("latency"); it != m.end()) d.latency = field(it->second, path + ".latency", Dimension::cycles, FieldKind::latency);
+    if (auto it = m.find("local_latency"); it != m.end())
+      d.local_latency = field(it->second, path + ".local_latency", Dimension::cycles, FieldKind::latency);
+    if (auto it = m.find("ring_bandwidth"); it != m.end())
+      d.ring_bandwidth = field(it->second, path + ".ring_bandwidth", Dimension::bytes_per_second, FieldKind::bandwidth);
+    if (auto it = m.find("ring_bandwidth_per_sm"); it != m.end())
+      d.ring_bandwidth_per_sm =
+          field(it->second, path + ".ring_bandwidth_per_sm", Dimension::bytes_per_cycle, FieldKind::bytes_per_clock);
+    if (auto it = m.find("ring_best"); it != m.end()) {
+      const std::string p = path + ".ring_best";
+      auto b = L.mapping(it->second.value, it->second.key.Mark(), p, {"cluster_size", "block_threads", "ilp"});
+      const YAML::Mark at = it->second.key.Mark();
+      d.ring_cluster_size = L.integer(L.require(b, "cluster_size", at, p), p + ".cluster_size", kCluster);
+      d.ring_block_threads = L.integer(L.require(b, "block_threads", at, p), p + ".block_threads", kThreads);
+      d.ring_ilp = L.integer(L.require(b, "ilp", at, p), p + ".ilp", kIlp);
+      if (!d.ring_bandwidth.measured) L.fail(at, p, "names the configuration of a measured ring_bandwidth, which is missing");
+    }
+    if (auto it = m.find("ring_by_cluster_size"); it != m.end()) {
+      const std::string p = path + ".ring_by_cluster_size";
+      const YAML::Node& seq = it->second.value;
+      if (!seq.IsSequence() || seq.size() == 0)
+        L.fail(Loader::value_mark(it->second), p, "expected a list of {cluster_size, bandwidth, block_threads, ilp}");
+      for (std::size_t i = 0; i < seq.size(); ++i) {
+        const std::string pp = p + "[" + std::to_string(i) + "]";
+        const YAML::Mark at = seq[i].Mark();
+        auto c = L.mapping(seq[i], at, pp, {"cluster_size", "block_threads", "ilp", "bandwidth"});
+        DsmRingByClusterSize x;
+        x.cluster_size = L.integer(L.require(c, "cluster_size", at, pp), pp + ".cluster_size", kCluster);
+        if (auto v = c.find("block_threads"); v != c.end()) x.block_threads = L.integer(v->second, pp + ".block_threads", kThreads);
+        if (auto v = c.find("ilp"); v != c.end()) x.ilp = L.integer(v->second, pp + ".ilp", kIlp);
+        x.bandwidth = field(L.require(c, "bandwidth", at, pp), pp + ".bandwidth", Dimension::bytes_per_second, FieldKind::bandwidth);
+        if ((x.block_threads || x.ilp) && !x.bandwidth.measured)
+          L.fail(at, pp, "block_threads and ilp describe a measured bandwidth, which is missing");
+        if (!d.ring_by_cluster_size.empty() && !(x.cluster_size > d.ring_by_cluster_size.back().cluster_size))
+          L.fail(at, pp, "cluster sizes must grow from one entry to the next");
+        d.ring_by_cluster_size.push_back(std::move(x));
+      }
+    }
+    // A curve: {points: [{...}, ...], probe, date, sm_clock, note}; `point` reads one point.
+    const auto curve = [&](const Entry& ce, const std::string& p, auto& out, auto point) {
+      auto c = L.mapping(ce.value, ce.key.Mark(), p, {"points", "probe", "date", "sm_clock", "note"});
+      const Entry& pts = L.require(c, "points", ce.key.Mark(), p);
+      if (!pts.value.IsSequence() || pts.value.size() == 0) L.fail(Loader::value_mark(pts), p + ".points", "expected a list of points");
+      for (std::size_t i = 0; i < pts.value.size(); ++i) {
+        const YAML::Node pt = pts.value[i];
+        const std::string pp = p + ".points[" + std::to_string(i) + "]";
+        auto x = point(pt, pp);
+        if (std::find(out.points.begin(), out.points.end(), x) != out.points.end()) L.fail(pt.Mark(), pp, "duplicate point");
+        out.points.push_back(x);
+      }
+      provenance(c, ce.key.Mark(), p, out.probe, out.date, out.sm_clock_hz, out.note);
+    };
+    const auto same_config = [&](const auto& pts, const auto& x, const auto& key) {
+      return std::any_of(pts.begin(), pts.end(), [&](const auto& y) { return key(y) == key(x); });
+    };
+    if (auto it = m.find("ring"); it != m.end())
+      curve(it->second, path + ".ring", d.ring, [&](const YAML::Node& pt, const std::string& pp) {
+        auto c = L.mapping(pt, pt.Mark(), pp, {"cluster_size", "block_threads", "ilp", "blocks", "bandwidth"});
+        DsmRingPoint x;
+        x.cluster_size = L.integer(L.require(c, "cluster_size", pt.Mark(), pp), pp + ".cluster_size", kCluster);
+        x.block_threads = L.integer(L.require(c, "block_threads", pt.Mark(), pp), pp + ".block_threads", kThreads);
+        x.ilp = L.integer(L.require(c, "ilp", pt.Mark(), pp), pp + ".ilp", kIlp);
+        x.blocks = L.integer(L.require(c, "blocks", pt.Mark(), pp), pp + ".blocks", kBlocks);
+        std::optional<Dimension> bw = Dimension::bytes_per_second;
+        x.bytes_per_second = L.quantity(L.require(c, "bandwidth", pt.Mark(), pp), pp + ".bandwidth", bw, true, FieldKind::bandwidth);
+        if (x.blocks % x.cluster_size != 0) L.fail(pt.Mark(), pp + ".blocks", "not a multiple of the cluster size");
+        const auto key = [](const DsmRingPoint& y) { return std::tuple(y.cluster_size, y.block_threads, y.ilp); };
+        if (same_config(d.ring.points, x, key)) L.fail(pt.Mark(), pp, "duplicate configuration (cluster_size, block_threads, ilp)");
+        return x;
+      });
+    if (auto it = m.find("histogram"); it != m.end())
+      curve(it->second, path + ".histogram", d.histogram, [&](const YAML::Node& pt, const std::string& pp) {
+        auto c = L.mapping(pt, pt.Mark(), pp, {"cluster_size", "block_threads", "bins", "elements_per_second"});
+        DsmHistogramPoint x;
+        x.cluster_size = L.integer(L.require(c, "cluster_size", pt.Mark(), pp), pp + ".cluster_size", kCluster);
+        x.block_threads = L.integer(L.require(c, "block_threads", pt.Mark(), pp), pp + ".block_threads", kThreads);
+        x.bins = L.integer(L.require(c, "bins", pt.Mark(), pp), pp + ".bins", kBins);
+        std::optional<Dimension> bare = Dimension::dimensionless;
+        x.elements_per_second = L.quantity(L.require(c, "elements_per_second", pt.Mark(), pp), pp + ".elements_per_second",
+                                           bare, true, FieldKind::per_second_count);
+        if (x.bins % x.cluster_size != 0) L.fail(pt.Mark(), pp + ".bins", "not a multiple of the cluster size");
+        const auto key = [](const DsmHistogramPoint& y) { return std::tuple(y.cluster_size, y.block_threads, y.bins); };
+        if (same_config(d.histogram.points, x, key)) L.fail(pt.Mark(), pp, "duplicate configuration (cluster_size, block_threads, bins)");
+        return x;
+      });
+    if (!d.present()) L.fail(e.key.Mark(), path, "needs at least one of latency, local_latency, ring_bandwidth, ring, histogram, ...");
+    return d;
+  }
+
   // A mean error: a plain non-negative finite number ("1.29e-03", "0").
   double error_number(const Entry& e, const std::string& path) const {
     const std::string s = L.scalar(e, path);
@@ -637,7 +739,7 @@ HardwareDescriptor read_descriptor(const YAML::Node& root, const Loader& L, cons
   if (!root.IsMap()) L.fail(root.IsDefined() && !root.IsNull() ? root.Mark() : top, "", "a descriptor is a YAML mapping");
   auto m = L.mapping(root, top, "",
                      {"schema", "tool_version", "id", "identity", "sm_clock", "memory_clock", "fixed_costs", "memory",
-                      "compute", "tensor_instructions", "dpx", "async_copy", "references", "notes"});
+                      "compute", "tensor_instructions", "dpx", "async_copy", "dsm", "references", "notes"});
   HardwareDescriptor d;
   const Entry& schema = L.require(m, "schema", top, "");
   d.schema = L.scalar(schema, "schema");
@@ -738,6 +840,8 @@ HardwareDescriptor read_descriptor(const YAML::Node& root, const Loader& L, cons
   }
 
   if (auto it = m.find("async_copy"); it != m.end()) d.async_copy = R.async_copy(it->second);
+
+  if (auto it = m.find("dsm"); it != m.end()) d.dsm = R.dsm(it->second, "dsm");
 
   if (auto it = m.find("notes"); it != m.end()) {
     const YAML::Node& seq = it->second.value;
@@ -1165,6 +1269,58 @@ std::string to_yaml(const HardwareDescriptor& d) {
         out << YAML::EndMap;
       }
       out << YAML::EndSeq;
+    }
+    out << YAML::EndMap;
+  }
+
+  if (d.dsm.present()) {
+    const DistributedSharedMemory& x = d.dsm;
+    out << YAML::Key << "dsm" << YAML::Value << YAML::BeginMap;
+    emit_field(out, "latency", x.latency);
+    emit_field(out, "local_latency", x.local_latency);
+    emit_field(out, "ring_bandwidth", x.ring_bandwidth);
+    emit_field(out, "ring_bandwidth_per_sm", x.ring_bandwidth_per_sm);
+    if (x.ring_cluster_size > 0 && x.ring_bandwidth.measured)
+      out << YAML::Key << "ring_best" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "cluster_size"
+          << YAML::Value << x.ring_cluster_size << YAML::Key << "block_threads" << YAML::Value << x.ring_block_threads
+          << YAML::Key << "ilp" << YAML::Value << x.ring_ilp << YAML::EndMap;
+    if (!x.ring_by_cluster_size.empty()) {
+      out << YAML::Key << "ring_by_cluster_size" << YAML::Value << YAML::BeginSeq;
+      for (const auto& c : x.ring_by_cluster_size) {
+        out << YAML::BeginMap << YAML::Key << "cluster_size" << YAML::Value << c.cluster_size;
+        if (c.bandwidth.measured && c.block_threads > 0) out << YAML::Key << "block_threads" << YAML::Value << c.block_threads;
+        if (c.bandwidth.measured && c.ilp > 0) out << YAML::Key << "ilp" << YAML::Value << c.ilp;
+        emit_field(out, "bandwidth", c.bandwidth);
+        out << YAML::EndMap;
+      }
+      out << YAML::EndSeq;
+    }
+    const auto provenance = [&](const auto& c) {
+      emit_text(out, "probe", c.probe);
+      emit_text(out, "date", c.date);
+      if (c.sm_clock_hz > 0) emit_quantity(out, "sm_clock", c.sm_clock_hz, Dimension::hertz);
+      if (!c.note.empty()) emit_text(out, "note", c.note);
+    };
+    if (x.ring.present()) {
+      out << YAML::Key << "ring" << YAML::Value << YAML::BeginMap << YAML::Key << "points" << YAML::Value << YAML::BeginSeq;
+      for (const auto& p : x.ring.points)
+        out << YAML::Flow << YAML::BeginMap << YAML::Key << "cluster_size" << YAML::Value << p.cluster_size << YAML::Key
+            << "block_threads" << YAML::Value << p.block_threads << YAML::Key << "ilp" << YAML::Value << p.ilp << YAML::Key
+            << "blocks" << YAML::Value << p.blocks << YAML::Key << "bandwidth" << YAML::Value << YAML::DoubleQuoted
+            << format_exact(p.bytes_per_second, Dimension::bytes_per_second) << YAML::EndMap;
+      out << YAML::EndSeq;
+      provenance(x.ring);
+      out << YAML::EndMap;
+    }
+    if (x.histogram.present()) {
+      out << YAML::Key << "histogram" << YAML::Value << YAML::BeginMap << YAML::Key << "points" << YAML::Value << YAML::BeginSeq;
+      for (const auto& p : x.histogram.points)
+        out << YAML::Flow << YAML::BeginMap << YAML::Key << "cluster_size" << YAML::Value << p.cluster_size << YAML::Key
+            << "block_threads" << YAML::Value << p.block_threads << YAML::Key << "bins" << YAML::Value << p.bins << YAML::Key
+            << "elements_per_second" << YAML::Value << YAML::DoubleQuoted << shortest(p.elements_per_second) << YAML::EndMap;
+      out << YAML::EndSeq;
+      provenance(x.histogram);
+      out << YAML::EndMap;
     }
     out << YAML::EndMap;
   }

@@ -254,6 +254,7 @@ CalibrationResult run_calibration(const CalibrationOptions& opt, const Calibrati
           }
           for (const auto& f : po.dpx) d.upsert_dpx(f);
           if (po.async_copy) d.upsert_async_copy(*po.async_copy);
+          if (po.dsm) d.upsert_dsm(*po.dsm);
           for (const auto& r : po.ramps) d.memory[r.level].ramp[r.pattern] = r.table;
           sum.fields = po.fields;
           entry["details"] = po.details;

@@ -53,6 +53,7 @@ struct ProbeOutput {
   std::vector<TensorInstruction> instructions;
   std::vector<DpxFunction> dpx;  // merged with HardwareDescriptor::upsert_dpx (probe "dpx")
   std::optional<AsyncCopy> async_copy;  // merged with HardwareDescriptor::upsert_async_copy (probe "async-copy")
+  std::optional<DistributedSharedMemory> dsm;  // merged with HardwareDescriptor::upsert_dsm (probe "dsm")
   // Curves and sweeps behind the numbers (latency vs footprint, ILP x warps grid, ...),
   // stored next to the descriptor and read by reports. Free-form but stable per probe.
   nlohmann::json details = nlohmann::json::object();

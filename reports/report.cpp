@@ -314,6 +314,13 @@ Document build_document(const ReportInput& in, const std::vector<detail::Table>&
     plots_named(s, "async-copy-");
     d.sections.push_back(std::move(s));
   }
+  if (std::any_of(tables.begin(), tables.end(), [](const auto& t) { return t.id == "table-dsm" && !t.rows.empty(); })) {
+    // Only with DSM figures (issue 14), like the DPX section.
+    Section s{"distributed-shared-memory", "Distributed shared memory", {}};
+    table_with_id(s, "table-dsm");
+    plots_named(s, "dsm-");
+    d.sections.push_back(std::move(s));
+  }
   {
     Section s{"validation", "Validation", {}};
     for (const auto& t : tables)

@@ -1,5 +1,6 @@
 // Tables in the style of the source papers, several GPUs side by side, spec next to measured.
 #include <algorithm>
+#include <functional>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -730,6 +731,71 @@ Table async_matmul_table(const ReportInput& in) {
   return t;
 }
 
+// ---- distributed shared memory (issue 14; Luo et al. §IV-E, Figs. 8-9) ----
+
+Table dsm_table(const ReportInput& in) {
+  Table t;
+  t.id = "table-dsm";
+  t.title = "Distributed shared memory: SM-to-SM latency and ring-based copy (Luo et al. §IV-E, Fig. 8)";
+  t.caption = "Latency: one thread's dependent ld.shared::cluster chain through the shared memory of the other block of a "
+              "2-block cluster (on another SM), cycles per load; local: the same code on the block's own shared memory. "
+              "Ring copy: one block per SM, every block stores its registers into the shared memory of the next rank of "
+              "its cluster; bytes per second over the GPU, per SM: bytes per clock per SM used (probe dsm). The paper's "
+              "figures are for the H800 PCIe (114 SMs).";
+  const auto cols = columns_with(in, [](const GpuInput& g) { return g.hw.dsm.present(); });
+  t.groups.push_back({"", 1});
+  t.columns.push_back("");
+  for (const auto* g : cols) {
+    t.groups.push_back({g->hw.identity.name + " (" + g->hw.id + ")", 2});
+    t.columns.push_back("spec");
+    t.columns.push_back("measured");
+  }
+  if (cols.empty()) {
+    t.caption += " No descriptor has these figures (calibrate runs the dsm probe).";
+    return t;
+  }
+  const auto add_row = [&](const std::string& name, const std::string& path, Dimension dim,
+                           const std::function<const Field*(const DistributedSharedMemory&)>& get) {
+    std::vector<Cell> row{label(name)};
+    for (const auto* g : cols) field_cells(t, row, *g, get(g->hw.dsm), path, dim);
+    t.rows.push_back(std::move(row));
+  };
+  add_row("SM-to-SM latency (cycles)", "dsm.latency", Dimension::cycles, [](const auto& x) { return &x.latency; });
+  add_row("local shared-memory latency, same code (cycles)", "dsm.local_latency", Dimension::cycles,
+          [](const auto& x) { return &x.local_latency; });
+  add_row("ring copy, best configuration", "dsm.ring_bandwidth", Dimension::bytes_per_second,
+          [](const auto& x) { return &x.ring_bandwidth; });
+  add_row("ring copy, best, per SM used", "dsm.ring_bandwidth_per_sm", Dimension::bytes_per_cycle,
+          [](const auto& x) { return &x.ring_bandwidth_per_sm; });
+  std::vector<int> sizes;
+  for (const auto* g : cols)
+    for (const auto& c : g->hw.dsm.ring_by_cluster_size)
+      if (std::find(sizes.begin(), sizes.end(), c.cluster_size) == sizes.end()) sizes.push_back(c.cluster_size);
+  std::sort(sizes.begin(), sizes.end());
+  for (int cs : sizes)
+    add_row("ring copy, best at cluster size " + std::to_string(cs), "dsm.ring_by_cluster_size." + std::to_string(cs),
+            Dimension::bytes_per_second, [cs](const DistributedSharedMemory& x) -> const Field* {
+              for (const auto& c : x.ring_by_cluster_size)
+                if (c.cluster_size == cs) return &c.bandwidth;
+              return nullptr;
+            });
+  // The configuration behind the measured best (text; the paper names only the cluster size).
+  std::vector<Cell> row{label("best ring configuration (cluster size, threads, ILP)")};
+  for (const auto* g : cols) {
+    const auto& x = g->hw.dsm;
+    Cell c = text_cell(x.ring_cluster_size > 0 ? "CS " + std::to_string(x.ring_cluster_size) + ", " +
+                                                     std::to_string(x.ring_block_threads) + " threads, ILP " +
+                                                     std::to_string(x.ring_ilp)
+                                               : "",
+                       2);
+    c.gpu = g->hw.id;
+    c.field = "dsm.ring_best";
+    row.push_back(c);
+  }
+  t.rows.push_back(std::move(row));
+  return t;
+}
+
 // ---- validation results ----
 
 Cell num_cell(double v, Dimension d, int note, bool quantity = true) {
@@ -997,6 +1063,7 @@ std::vector<Table> build_tables(const ReportInput& in) {
   out.push_back(dpx_table(in));
   out.push_back(async_copy_table(in));
   out.push_back(async_matmul_table(in));
+  out.push_back(dsm_table(in));
   results_tables(in, out);
   profile_tables(in, out);
   return out;

@@ -155,6 +155,16 @@ else
   echo "(no async-copy kernels in $*)"
 fi
 
+echo "== dsm probe: shared/cluster memory opcodes per kernel (reading only)"
+# The cluster path (probes/dsm_sm90a.cu, PTX mapa + ld/st/red.shared::cluster, barrier.cluster):
+# on sm_90 the remote accesses may show as generic LD/ST/RED (.E) on cluster-window addresses or as
+# LDS/STS/ATOMS, MAPA for the address, UCGABAR_* / CGAERRBAR for the cluster barrier, S2R/S2UR for
+# %smid and %cluster_ctarank. The sm_80 image (when built) has empty kernels. Matched by the kernel
+# function names (dsm_latency_kernel, dsm_ring_kernel<ILP>, dsm_histogram_kernel), not by enums.
+opcodes '^(LD|LDS|LDG|ST|STS|STG|ATOM|ATOMS|RED|MAPA|UCGABAR|CGABAR|CGAERRBAR|MEMBAR|FENCE|S2R|S2UR|CS2R)' |
+  grep -E "dsm_(latency|ring|histogram)_kernel" |
+  sed -E 's/ceiling::probes::(\(anonymous namespace\)::)?//g' || echo "(no dsm kernels in $*)"
+
 echo "== validation kernels: DMMA and 16-byte global accesses"
 opcodes '^(DMMA|LDG|STG)' | grep -E "(scale|gemv)_(tensor|cuda)_core" >"$tmp.kernels"
 if [[ -s $tmp.kernels ]]; then
