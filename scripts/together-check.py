@@ -31,6 +31,9 @@ def number(v):
     if not m:
         return None
     x, unit = float(m.group(1)), m.group(2)
+    binary = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+    if len(unit) > 2 and unit[:2] in binary and unit[2:] in ("B", "B/s"):  # "57 MiB" (capacities are written so)
+        return x * binary[unit[:2]], unit[2:]
     if unit in ("us", "ns", "ms", "ps") or (len(unit) > 1 and unit[0] in UNITS and unit[0] not in ("B",) and unit[1:] in ("B/s", "Hz", "FLOP/s", "OP/s", "s", "B")):
         return x * UNITS[unit[0]], unit[1:]
     return x, unit

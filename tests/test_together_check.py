@@ -80,6 +80,18 @@ with tempfile.TemporaryDirectory() as tmp:
     check(all(not x["moved"] for x in j["rows"] if x["gpu"] == "GPU-bbbb"), "GPU B is steady")
     check("1 moved more than" in r.stdout, "the summary line counts the moved figure")
 
+# Units as descriptors write them, binary prefixes included (capacities are "57 MiB"; a run that
+# wrote "59.31 MB" must compare with them in bytes, not as 59.31 against 57).
+sys.path.insert(0, os.path.join(SRC, "scripts"))
+import importlib.util  # noqa: E402
+spec = importlib.util.spec_from_file_location("together_check", SCRIPT)
+tc = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(tc)
+check(tc.number("57 MiB") == (57 * 2**20, "B"), f"57 MiB -> {tc.number('57 MiB')}")
+check(tc.number("59.3101 MB") == (59.3101e6, "B"), f"59.3101 MB -> {tc.number('59.3101 MB')}")
+check(tc.number("2 GiB/s") == (2 * 2**30, "B/s"), f"2 GiB/s -> {tc.number('2 GiB/s')}")
+check(tc.number("4.7 us") == (4.7e-6, "s"), f"4.7 us -> {tc.number('4.7 us')}")
+
 if failures:
     print("FAILED:\n  " + "\n  ".join(failures))
     sys.exit(1)
