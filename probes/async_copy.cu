@@ -563,7 +563,11 @@ MethodResult run_method(CopySession& s, Method m, const gpu::TimingOptions& sear
     r.method.sweep.clear();
     return r;
   }
-  const gpu::Timing t = gpu::time_kernel(best_launch.run, final_opt);
+  // A fresh launch of the best configuration: fit() set the kernel's dynamic shared-memory limit to
+  // the last configuration tried with that kernel, which may be smaller than the best one's (the H100
+  // runs failed here with cudaErrorInvalidValue).
+  const Launch again = make_launch(s, best_cfg);
+  const gpu::Timing t = gpu::time_kernel(again.run, final_opt);
   const double bytes = ac::bytes_copied(best_cfg, s.bytes);
   const std::string note = std::string(ac::name(m)) + " global->shared of " + std::to_string(static_cast<long long>(s.bytes / MiB)) +
                            " MiB, " + best_cfg.str() + ", " + std::to_string(best_launch.blocks_per_sm) +
