@@ -370,6 +370,30 @@ void print_human(const View& v, std::ostream& out) {
     }
     t.print(out, "  ");
   }
+  // The CUDA-core rate a GEMM's register-blocked outer product can reach (two operands per FMA
+  // from the register file) and the board power under the CUDA-core peak (calibrate --power).
+  if (std::any_of(d.outer_product.begin(), d.outer_product.end(), [](const auto& kv) { return kv.second.present(); }) ||
+      std::any_of(d.cuda_core_power.begin(), d.cuda_core_power.end(), [](const auto& kv) { return kv.second.present(); })) {
+    out << "\nCUDA cores: outer-product rate (the GEMM kind's CUDA-core ceiling) and power under the peak\n";
+    Table t;
+    t.add({"precision", "outer product", "of the peak", "power", "peak per W", "source"});
+    for (Precision p : kPrecisions) {
+      const auto op = d.outer_product.find(p);
+      const auto pw = d.cuda_core_power.find(p);
+      const bool has_op = op != d.outer_product.end() && op->second.present();
+      const bool has_pw = pw != d.cuda_core_power.end() && pw->second.present();
+      if (!has_op && !has_pw) continue;
+      const auto text = [p](double x) { return rate_text(x, p); };
+      const Shown so = has_op ? show_field(op->second, v.pref, text) : Shown{"-", ""};
+      const Shown sp = has_pw ? show_field(pw->second, v.pref, plain(Dimension::watts)) : Shown{"-", ""};
+      const auto pc = d.peak(ComputeUnit::cuda_core, p, v.pref);
+      const auto ov = has_op ? op->second.value(v.pref) : std::nullopt;
+      const auto wv = has_pw ? pw->second.value(v.pref) : std::nullopt;
+      t.add({std::string(to_string(p)), so.value, pc && ov ? fmt::format("{:.1f}%", 100 * *ov / *pc) : "-", sp.value,
+             pc && wv ? rate_text(*pc / *wv, p) + "/W" : "-", so.source.empty() ? sp.source : so.source});
+    }
+    t.print(out, "  ");
+  }
 
   if (!d.tensor_instructions.empty()) {
     out << "\nTensor instructions (latency of one warp / warp group at ILP 1; throughput of the whole device)\n";
@@ -550,6 +574,13 @@ json to_json(const View& v) {
     for (const auto& [p, f] : m)
       if (f.present()) uj[std::string(to_string(p))] = field_json(f, v.pref, d);
     comp[std::string(to_string(unit))] = uj;
+  }
+  for (const auto& [key, m] : {std::pair<const char*, const std::map<Precision, Field>*>{"cuda_core_outer_product", &d.outer_product},
+                               {"cuda_core_power", &d.cuda_core_power}}) {
+    json uj = json::object();
+    for (const auto& [p, f] : *m)
+      if (f.present()) uj[std::string(to_string(p))] = field_json(f, v.pref, d);
+    if (!uj.empty()) comp[key] = uj;
   }
   for (Precision p : kPrecisions) {
     const auto pc = d.peak(ComputeUnit::cuda_core, p, v.pref);

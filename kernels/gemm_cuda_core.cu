@@ -1,25 +1,32 @@
 // GEMM C = A B in FP64 on the CUDA cores (DFMA): the CUDA-core side of the FP64 TC/CC pair in the
-// compute-bound regime (Eq. 22 past the ridge), tuned toward the DFMA peak (no DMMA, no cuBLAS).
+// compute-bound regime (Eq. 22 past the ridge), tuned toward the DFMA ceiling (no DMMA, no cuBLAS).
 // Column-major A (m x k), B (k x n), C (m x n); beta = 0 (C is written, never read).
 //
-// Tiling (the classic SIMT register-blocked GEMM, as in CUTLASS's SIMT path):
-//  - 128 x 128 tile of C per 256-thread block, k in steps of 8 (one "k tile").
-//  - 8 warps as 4 (m) x 2 (n), each warp a 32 x 64 tile; each thread an 8 x 8 micro-tile of C in
-//    64 FP64 registers: per k step 8 + 8 values from shared memory feed 64 DFMAs.
-//  - Shared memory double-buffered (2 x 8 k rows of A and B, 32.25 KiB); the next k tile's global
-//    loads (16-byte double2) go to registers before the current tile's math and to the other
-//    shared buffer after it: one __syncthreads per k tile, global latency hidden behind 512 DFMAs
-//    per thread.
-//  - Why these shapes: 8 x 8 per thread is the largest micro-tile that fits 255 registers with
-//    the prefetch registers, and it needs 16 shared values per 64 DFMAs. A 16-byte shared load
-//    by a warp costs 4 wavefronts (128 B/clk return), 2 when thread pairs share addresses (as
-//    Nsight Compute reports on sm_70..sm_90; not yet profiled for this kernel). Here lane pairs
-//    (i, i^1) read the same A and (i, i^2) the same B (the lane layout below): 8 loads x 2 = 16
-//    wavefronts against 64 DFMAs = 32 clocks of the SM's 64 FP64 lanes, so the shared-memory
-//    pipe stays at about half load. The B rows are padded to 130 doubles so the
-//    transposing stores of B (two k rows per double2 loaded) are free of bank conflicts.
-//  - Blocks are walked in groups of 8 tile rows (m) so one wave of blocks shares A and B panels
-//    in L2 (fewer DRAM re-reads of A at large n).
+// The ceiling: a GEMM's inner loop is an outer product, every DFMA takes an operand and its
+// accumulator fresh from the register file; on sm_90 the DFMA pipe does not stay full that way
+// (probe cuda-core, compute.cuda_core_outer_product.fp64: 29.9 of 33.3 TFLOP/s on the H200), and
+// the model bounds this kernel by that rate.
+//
+// Design (the classic SIMT register-blocked GEMM, as in CUTLASS's SIMT path), 2026-11-26:
+//  - B is first transposed into a scratch buffer (k rows of n contiguous values; one extra read
+//    and write of B, < 1% of the time at 8192^3), so both operand tiles are rows of contiguous
+//    values that cp.async copies straight into shared memory (16 B each, no register staging).
+//  - kWM x kWN warps per block, each warp a 32 x 64 tile of C, each thread an 8 x 8 micro-tile in
+//    64 FP64 registers: per k step 8 + 8 values from shared memory (8 LDS.128) feed 64 DFMAs.
+//  - kStages shared-memory stages of kBK k rows (cp.async groups); one barrier per k tile.
+//  - The fragments of step l + 1 are loaded into a second register set while step l computes
+//    (fragment double buffering), so no DFMA waits for a shared load.
+//  - Lane layout: tm (0..3) from lane bits 1 and 4, tn (0..7) from lane bits 0, 2 and 3; lanes i
+//    and i^1 read the same A addresses, i and i^2 the same B: two wavefronts per LDS.128, no bank
+//    conflicts (ncu on the H200: 0 conflicts, 2.0 wavefronts per shared load).
+//  - Blocks are walked in groups of 8 tile rows (m) so a wave of blocks shares A and B panels in L2.
+//  - Split k where the tiles of C fill less than one block per SM (1024^3: 64 tiles on 132 SMs):
+//    `splits` blocks per tile each take a k range and add their products into C, zeroed first
+//    (atomicAdd; with two splits 0 + a + b = 0 + b + a, so the result does not depend on the order).
+// Measured (scratch benchmark, H200, 8192^3, checked): the previous design (register-staged tiles
+// transposed on the way, 2 stages of 8) 17.2 TFLOP/s; this one 25.2 (BK 16, 2 stages); cuBLAS DMMA
+// 56.4. ncu: FP64 pipe 78% active, 2 warps per scheduler (236 registers), stalls: the pipe and the
+// DFMA's fixed latency, no shared-memory bank conflicts.
 // Sizes are rounded to multiples of 128 (m, n, k), so no edge handling is needed.
 #include <memory>
 
@@ -28,146 +35,196 @@
 namespace ceiling::kernels {
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int kBM = 128, kBN = 128, kBK = 8;  // block tile of C, k tile
-constexpr int kWarpM = 32, kWarpN = 64;       // warp tile: 4 x 2 warps per block
-constexpr int kTM = 8, kTN = 8;               // thread micro-tile: 4 x 8 threads per warp
-constexpr int kBNPad = kBN + 2;               // B row stride in shared memory (see store_tile)
-constexpr int kGroupM = 8;                    // block rasterization: tile rows per group
-constexpr int kTile = 128;                    // size multiple (v.round)
+constexpr int kWM = 4, kWN = 2;           // warps per block (m, n)
+constexpr int kMinBlocks = 1;             // blocks per SM the registers are budgeted for
+constexpr int kBK = 16, kStages = 2;      // k rows per tile, shared-memory stages
+constexpr int kWarpM = 32, kWarpN = 64;   // warp tile
+constexpr int kTM = 8, kTN = 8;           // thread micro-tile: 4 x 8 threads per warp
+constexpr int kThreads = 32 * kWM * kWN;
+constexpr int kBM = kWM * kWarpM, kBN = kWN * kWarpN;  // block tile of C
+constexpr int kGroupM = 8;                // block rasterization: tile rows per group
+constexpr int kTile = 128;                // size multiple (v.round)
+constexpr int kSmemBytes = kStages * kBK * (kBM + kBN) * static_cast<int>(sizeof(double));
+constexpr int kAChunks = kBK * kBM / 2 / kThreads, kBChunks = kBK * kBN / 2 / kThreads;  // 16-byte copies per thread
 
-static_assert(kBM / kWarpM * (kBN / kWarpN) == kThreads / 32, "one warp tile per warp");
 static_assert(kWarpM / kTM * (kWarpN / kTN) == 32, "one micro-tile per lane");
-static_assert(kBM * kBK == 4 * kThreads && kBK * kBN == 4 * kThreads, "two double2 of A and of B per thread");
+static_assert(kAChunks >= 1 && kBChunks >= 1 && kBK * kBM / 2 % kThreads == 0 && kBK * kBN / 2 % kThreads == 0,
+              "whole 16-byte copies per thread");
 static_assert(kTile % kBM == 0 && kTile % kBN == 0 && kTile % kBK == 0, "rounded sizes are whole tiles");
-static_assert((kBNPad * sizeof(double)) % 16 == 0, "B rows stay 16-byte aligned for double2 reads");
+static_assert(kStages >= 2, "at least double buffering");
 
-__global__ void __launch_bounds__(kThreads, 1)
-    dgemm_cuda_core(int m, int n, int k, const double* __restrict__ A, const double* __restrict__ B,
+// Bt (k x n, n contiguous per k row) = B (k x n column-major): 32 x 32 tiles through shared memory.
+__global__ void transpose_b(int k, int n, const double* __restrict__ B, double* __restrict__ Bt) {
+  __shared__ double t[32][33];
+  const int k0 = static_cast<int>(blockIdx.x) * 32, j0 = static_cast<int>(blockIdx.y) * 32;
+  for (int r = static_cast<int>(threadIdx.y); r < 32; r += 8)
+    t[r][threadIdx.x] = B[(k0 + threadIdx.x) + static_cast<long long>(j0 + r) * k];
+  __syncthreads();
+  for (int r = static_cast<int>(threadIdx.y); r < 32; r += 8)
+    Bt[static_cast<long long>(k0 + r) * n + j0 + threadIdx.x] = t[threadIdx.x][r];
+}
+
+__device__ __forceinline__ void copy16(void* smem, const void* global) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(global));
+}
+__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void wait_copies() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    dgemm_cuda_core(int m, int n, int k, int splits, const double* __restrict__ A, const double* __restrict__ Bt,
                     double* __restrict__ C) {
-  // [stage][k row][m or n]: a k step reads one row of each.
-  __shared__ __align__(16) double As[2][kBK][kBM];
-  __shared__ __align__(16) double Bs[2][kBK][kBNPad];
+  extern __shared__ __align__(16) double smem[];
+  double* const As = smem;                            // [stage][k row][kBM]
+  double* const Bs = smem + kStages * kBK * kBM;      // [stage][k row][kBN]
 
   // Block -> tile of C: groups of kGroupM tile rows, m fastest within a group (a 1-D grid).
   const int tiles_m = m / kBM, tiles_n = n / kBN;
+  const int split = static_cast<int>(blockIdx.x) / (tiles_m * tiles_n);  // which k range
+  const int tile = static_cast<int>(blockIdx.x) % (tiles_m * tiles_n);
   const int per_group = kGroupM * tiles_n;
-  const int group = static_cast<int>(blockIdx.x) / per_group, in_group = static_cast<int>(blockIdx.x) % per_group;
+  const int group = tile / per_group, in_group = tile % per_group;
   const int first_m = group * kGroupM;
   const int group_m = min(tiles_m - first_m, kGroupM);
   const long long row0 = static_cast<long long>(first_m + in_group % group_m) * kBM;
   const long long col0 = static_cast<long long>(in_group / group_m) * kBN;
-
   const int tid = static_cast<int>(threadIdx.x);
 
-  // Global -> shared mapping, per k tile (kk = first k of the tile):
-  //  A tile (128 rows x 8 k): thread loads rows a_row, a_row + 1 of k columns kk + a_k and
-  //    kk + a_k + 4 (64 threads cover one 1 KiB column: coalesced); stored as double2 into
-  //    As[.][a_k (+4)][a_row].
-  //  B tile (8 k x 128 columns): thread loads k rows kk + b_k, kk + b_k + 1 of columns b_col and
-  //    b_col + 64 (4 threads cover one column's 64 contiguous bytes); stored as 4 doubles into
-  //    Bs[.][b_k (+1)][b_col (+64)].
-  const int a_row = 2 * (tid % 64), a_k = tid / 64;
-  const int b_k = 2 * (tid % 4), b_col = tid / 4;
-  const double* const a_base = A + row0 + a_row + static_cast<long long>(a_k) * m;
-  const double* const b_base = B + b_k + (col0 + b_col) * static_cast<long long>(k);
-  const long long a_other = 4LL * m;   // A: k column + 4
-  const long long b_other = 64LL * k;  // B: column + 64
-  double2 a_ld[2], b_ld[2];
-
-  auto load_tile = [&](int kt) {  // global -> registers
-    const double* a = a_base + static_cast<long long>(kt) * kBK * m;
-    const double* b = b_base + static_cast<long long>(kt) * kBK;
-    a_ld[0] = __ldg(reinterpret_cast<const double2*>(a));
-    a_ld[1] = __ldg(reinterpret_cast<const double2*>(a + a_other));
-    b_ld[0] = __ldg(reinterpret_cast<const double2*>(b));
-    b_ld[1] = __ldg(reinterpret_cast<const double2*>(b + b_other));
-  };
-  auto store_tile = [&](int s) {  // registers -> shared stage s
-    *reinterpret_cast<double2*>(&As[s][a_k][a_row]) = a_ld[0];
-    *reinterpret_cast<double2*>(&As[s][a_k + 4][a_row]) = a_ld[1];
-    // B is transposed on the way (k contiguous in memory, n contiguous in shared memory). A half
-    // warp writes k rows b_k in {0, 2, 4, 6} x 4 columns; with the row stride of 130 doubles
-    // (2 mod 16 eight-byte banks) the 16 addresses fall in 16 distinct bank pairs.
-    Bs[s][b_k][b_col] = b_ld[0].x;
-    Bs[s][b_k + 1][b_col] = b_ld[0].y;
-    Bs[s][b_k][b_col + 64] = b_ld[1].x;
-    Bs[s][b_k + 1][b_col + 64] = b_ld[1].y;
+  // Tile kt into stage st: k row kk of A is kBM contiguous doubles of column kt*kBK + kk, of Bt
+  // kBN contiguous doubles of row kt*kBK + kk; copy c of a thread takes 16 bytes.
+  const int k_tiles = k / kBK / splits;
+  const int kt0 = split * k_tiles;
+  auto issue = [&](int kt, int st) {
+    const long long kk0 = static_cast<long long>(kt0 + kt) * kBK;
+#pragma unroll
+    for (int i = 0; i < kAChunks; ++i) {
+      const int c = tid + i * kThreads, kk = c / (kBM / 2), col = 2 * (c % (kBM / 2));
+      copy16(As + (st * kBK + kk) * kBM + col, A + row0 + col + (kk0 + kk) * m);
+    }
+#pragma unroll
+    for (int i = 0; i < kBChunks; ++i) {
+      const int c = tid + i * kThreads, kk = c / (kBN / 2), col = 2 * (c % (kBN / 2));
+      copy16(Bs + (st * kBK + kk) * kBN + col, Bt + col0 + col + (kk0 + kk) * n);
+    }
   };
 
-  // Lane layout in the warp's 32 x 64 tile: tm (0..3) from lane bits 1 and 4, tn (0..7) from
-  // lane bits 0, 2 and 3. Lanes i and i^1 then share tm (same A addresses), lanes i and i^2
-  // share tn (same B addresses): the pairing that halves the wavefronts of a 16-byte shared load.
-  // Thread rows: wm*32 + 8q + 2tm + {0,1}, q = 0..3; columns: wn*64 + 16q + 2tn + {0,1}, q = 0..3.
-  // For each q a warp reads 4 (A) or 8 (B) contiguous double2: no bank conflicts.
   const int warp = tid / 32, lane = tid % 32;
   const int tm = ((lane >> 1) & 1) | ((lane >> 3) & 2);
   const int tn = (lane & 1) | ((lane >> 1) & 6);
-  const int a_frag = (warp % (kBM / kWarpM)) * kWarpM + 2 * tm;
-  const int b_frag = (warp / (kBM / kWarpM)) * kWarpN + 2 * tn;
+  const int a_frag = (warp % kWM) * kWarpM + 2 * tm;  // rows a_frag + 8q + {0, 1}, q = 0..3
+  const int b_frag = (warp / kWM) * kWarpN + 2 * tn;  // columns b_frag + 16q + {0, 1}, q = 0..3
 
   double acc[kTM][kTN];
 #pragma unroll
   for (int i = 0; i < kTM; ++i)
 #pragma unroll
     for (int j = 0; j < kTN; ++j) acc[i][j] = 0;
+  double fa[2][kTM], fb[2][kTN];
+  auto load_fragments = [&](int st, int l, int set) {
+    const double* as = As + (st * kBK + l) * kBM + a_frag;
+    const double* bs = Bs + (st * kBK + l) * kBN + b_frag;
+#pragma unroll
+    for (int q = 0; q < kTM / 2; ++q) {
+      const double2 v = *reinterpret_cast<const double2*>(as + 8 * q);
+      fa[set][2 * q] = v.x;
+      fa[set][2 * q + 1] = v.y;
+    }
+#pragma unroll
+    for (int q = 0; q < kTN / 2; ++q) {
+      const double2 v = *reinterpret_cast<const double2*>(bs + 16 * q);
+      fb[set][2 * q] = v.x;
+      fb[set][2 * q + 1] = v.y;
+    }
+  };
 
-  const int k_tiles = k / kBK;
-  load_tile(0);
-  store_tile(0);
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {  // prologue: tiles 0 .. kStages - 2
+    if (s < k_tiles) issue(s, s);
+    commit_copies();
+  }
+  wait_copies<kStages - 2>();
   __syncthreads();
+  load_fragments(0, 0, 0);
   for (int kt = 0; kt < k_tiles; ++kt) {
-    const int s = kt & 1;
-    const bool more = kt + 1 < k_tiles;  // block-uniform
-    if (more) load_tile(kt + 1);  // in flight during the math below
+    const int st = kt % kStages;
+    // Tile kt + kStages - 1 goes to the stage tile kt - 1 used: every thread finished reading it
+    // before the barrier that ended iteration kt - 1. One commit per iteration (empty at the end)
+    // keeps wait_group's count uniform.
+    {
+      const int next = kt + kStages - 1;
+      if (next < k_tiles) issue(next, next % kStages);
+      commit_copies();
+    }
 #pragma unroll
     for (int l = 0; l < kBK; ++l) {
-      double a[kTM], b[kTN];
-#pragma unroll
-      for (int q = 0; q < kTM / 2; ++q) {
-        const double2 v = *reinterpret_cast<const double2*>(&As[s][l][a_frag + 8 * q]);
-        a[2 * q] = v.x;
-        a[2 * q + 1] = v.y;
-      }
-#pragma unroll
-      for (int q = 0; q < kTN / 2; ++q) {
-        const double2 v = *reinterpret_cast<const double2*>(&Bs[s][l][b_frag + 16 * q]);
-        b[2 * q] = v.x;
-        b[2 * q + 1] = v.y;
+      if (l == kBK - 1) {  // the next tile's first fragments: its copies must have landed
+        wait_copies<kStages - 2>();
+        __syncthreads();
+        if (kt + 1 < k_tiles) load_fragments((kt + 1) % kStages, 0, (l + 1) & 1);
+      } else {
+        load_fragments(st, l + 1, (l + 1) & 1);
       }
 #pragma unroll
       for (int i = 0; i < kTM; ++i)
 #pragma unroll
-        for (int j = 0; j < kTN; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);  // k order per output
+        for (int j = 0; j < kTN; ++j) acc[i][j] = fma(fa[l & 1][i], fb[l & 1][j], acc[i][j]);  // k order per output
     }
-    // Stage s^1 was last read in iteration kt - 1, which every thread finished before the
-    // barrier that ended it; the barrier below publishes it for iteration kt + 1.
-    if (more) store_tile(s ^ 1);
-    __syncthreads();
   }
 
   // Epilogue: acc[i][j] is C(row0 + a_frag + 8(i/2) + i%2, col0 + b_frag + 16(j/2) + j%2); row
-  // pairs are contiguous in column-major C, so double2 stores (a warp writes 64 contiguous bytes
-  // in each of 8 columns per store). __stcg (st.global.cg: C is not read again here); it also
-  // keeps every store 16 bytes wide (a plain assignment let NVVM split some into two 8-byte ones).
+  // pairs are contiguous in column-major C, so double2 stores. __stcg: C is not read again here.
   double* const c_base = C + row0 + a_frag + (col0 + b_frag) * static_cast<long long>(m);
 #pragma unroll
   for (int j = 0; j < kTN; ++j) {
     double* const c_col = c_base + static_cast<long long>(16 * (j / 2) + j % 2) * m;
 #pragma unroll
-    for (int q = 0; q < kTM / 2; ++q)
-      __stcg(reinterpret_cast<double2*>(c_col + 8 * q), make_double2(acc[2 * q][j], acc[2 * q + 1][j]));
+    for (int q = 0; q < kTM / 2; ++q) {
+      if (splits == 1) {
+        __stcg(reinterpret_cast<double2*>(c_col + 8 * q), make_double2(acc[2 * q][j], acc[2 * q + 1][j]));
+      } else {
+        atomicAdd(c_col + 8 * q, acc[2 * q][j]);
+        atomicAdd(c_col + 8 * q + 1, acc[2 * q + 1][j]);
+      }
+    }
   }
+}
+
+// Blocks per tile of C: 2 where the tiles give less than one block per SM (and k splits evenly).
+int k_splits(long long m, long long n, long long k, int sms) {
+  const long long tiles = (m / kBM) * (n / kBN);
+  return tiles < sms && (k / kBK) % 2 == 0 ? 2 : 1;
 }
 
 class CudaCoreGemm final : public gemm::GemmInstanceBase<double, double> {
  public:
-  explicit CudaCoreGemm(const KernelParams& p) : GemmInstanceBase(p, {1e-12, 0}) {}
-  void launch(Stream s) override {
-    const long long blocks = (m_ / kBM) * (n_ / kBN);
-    dgemm_cuda_core<<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(
-        static_cast<int>(m_), static_cast<int>(n_), static_cast<int>(k_), a_.data(), b_.data(), c_.data());
+  explicit CudaCoreGemm(const KernelParams& p) : GemmInstanceBase(p, {1e-12, 0}), bt_(static_cast<size_t>(k_ * n_)) {
+    static const bool configured = [] {
+      CUDA_CHECK(cudaFuncSetAttribute(dgemm_cuda_core, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+      return true;
+    }();
+    (void)configured;
+    int device = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
   }
+  void poison_output() override {
+    GemmInstanceBase::poison_output();
+    CUDA_CHECK(cudaMemset(bt_.data(), 0xFF, bt_.bytes()));  // a stale transpose cannot pass the check
+  }
+  void launch(Stream s) override {
+    const int splits = k_splits(m_, n_, k_, sms_);
+    if (splits > 1) CUDA_CHECK(cudaMemsetAsync(c_.data(), 0, c_.bytes(), s));
+    transpose_b<<<dim3(static_cast<unsigned>(k_ / 32), static_cast<unsigned>(n_ / 32)), dim3(32, 8), 0, s>>>(
+        static_cast<int>(k_), static_cast<int>(n_), b_.data(), bt_.data());
+    const long long blocks = (m_ / kBM) * (n_ / kBN) * splits;
+    dgemm_cuda_core<<<static_cast<unsigned>(blocks), kThreads, kSmemBytes, s>>>(
+        static_cast<int>(m_), static_cast<int>(n_), static_cast<int>(k_), splits, a_.data(), bt_.data(), c_.data());
+  }
+
+ private:
+  gpu::DeviceBuffer<double> bt_;  // B transposed, rebuilt by every launch
+  int sms_ = 0;
 };
 
 KernelVariant cuda_core_variant() {
@@ -176,8 +233,9 @@ KernelVariant cuda_core_variant() {
   v.unit = ComputeUnit::cuda_core;
   v.precision = Precision::fp64;
   v.description =
-      "FP64 DFMA, 128x128 tiles of C per 256-thread block, k steps of 8, 8x8 outputs per thread, "
-      "double-buffered shared memory with register prefetch of the next k tile (double2 loads)";
+      "FP64 DFMA, B transposed first, 128x128 tiles of C per 256-thread block, 8x8 outputs per thread, cp.async "
+      "into 2 shared-memory stages of 16 k rows, fragments double-buffered in registers, k split in 2 where the "
+      "tiles of C are fewer than the SMs";
   v.round = [](KernelParams p) {
     for (const char* d : {"m", "n", "k"})
       p[d] = std::max(static_cast<double>(kTile), std::round(p.at(d) / kTile) * kTile);
@@ -187,7 +245,7 @@ KernelVariant cuda_core_variant() {
     return std::make_unique<CudaCoreGemm>(params);
   };
   v.adjust_model = gemm::without_c_read;
-  v.sass = {{"dgemm_cuda_core", "DFMA", "DMMA"}};
+  v.sass = {{"dgemm_cuda_core", "DFMA", "DMMA"}, {"dgemm_cuda_core", "LDGSTS", ""}};
   return v;
 }
 

@@ -65,7 +65,7 @@ bool valid_entry_name(std::string_view s) {
 
 // A parsed dotted path; `level_field` / `compute` say which member it names.
 struct ParsedPath {
-  enum class Kind { sm_clock, memory_clock, level_member, pattern, extra, first_byte, ramp_bandwidth, compute, fixed_cost } kind;
+  enum class Kind { sm_clock, memory_clock, level_member, pattern, extra, first_byte, ramp_bandwidth, compute, outer_product, cuda_core_power, fixed_cost } kind;
   MemoryLevelKind level = MemoryLevelKind::dram;
   std::string member;  // capacity | bandwidth | bandwidth_per_sm | latency, or the pattern/extra name
   ComputeUnit unit = ComputeUnit::cuda_core;
@@ -114,6 +114,15 @@ ParsedPath parse_path(std::string_view path) {
   }
   if (p[0] == "compute") {
     if (p.size() != 3) bad_path(path, "expected compute.<unit>.<precision>");
+    if (p[1] == "cuda_core_outer_product" || p[1] == "cuda_core_power") {
+      try {
+        out.precision = parse_precision(p[2]);
+      } catch (const std::invalid_argument& e) {
+        bad_path(path, e.what());
+      }
+      out.kind = p[1] == "cuda_core_power" ? ParsedPath::Kind::cuda_core_power : ParsedPath::Kind::outer_product;
+      return out;
+    }
     try {
       out.unit = parse_compute_unit(p[1]);
       out.precision = parse_precision(p[2]);
@@ -147,6 +156,13 @@ bool same_present(const std::map<std::string, V>& a, const std::map<std::string,
     if (it == b.end() || !(it->second == f)) return false;
   }
   return true;
+}
+
+bool same_by_precision(const std::map<Precision, Field>& a, const std::map<Precision, Field>& b) {
+  std::map<std::string, Field> fa, fb;
+  for (const auto& [p, f] : a) fa.emplace(std::string(to_string(p)), f);
+  for (const auto& [p, f] : b) fb.emplace(std::string(to_string(p)), f);
+  return same_present(fa, fb);
 }
 
 bool same_compute(const std::map<ComputeUnit, std::map<Precision, Field>>& a,
@@ -281,6 +297,14 @@ Field& HardwareDescriptor::field(std::string_view path) {
       auto [it, _] = compute[p.unit].try_emplace(p.precision, Field{Dimension::flop_per_second});
       return it->second;
     }
+    case ParsedPath::Kind::outer_product: {
+      auto [it, _] = outer_product.try_emplace(p.precision, Field{Dimension::flop_per_second});
+      return it->second;
+    }
+    case ParsedPath::Kind::cuda_core_power: {
+      auto [it, _] = cuda_core_power.try_emplace(p.precision, Field{Dimension::watts});
+      return it->second;
+    }
   }
   bad_path(path, "unreachable");
 }
@@ -293,6 +317,11 @@ const Field* HardwareDescriptor::find_field(std::string_view path) const {
     case ParsedPath::Kind::fixed_cost:
       return p.member == "launch_single" ? &fixed_costs.launch_single : &fixed_costs.launch_back_to_back;
     default: break;
+  }
+  if (p.kind == ParsedPath::Kind::outer_product || p.kind == ParsedPath::Kind::cuda_core_power) {
+    const auto& m = p.kind == ParsedPath::Kind::outer_product ? outer_product : cuda_core_power;
+    auto f = m.find(p.precision);
+    return f == m.end() ? nullptr : &f->second;
   }
   if (p.kind == ParsedPath::Kind::compute) {
     auto u = compute.find(p.unit);
@@ -523,7 +552,8 @@ bool operator==(const HardwareDescriptor& a, const HardwareDescriptor& b) {
          a.sm_clock == b.sm_clock && a.memory_clock == b.memory_clock && a.memory == b.memory &&
          a.fixed_costs.launch_single == b.fixed_costs.launch_single &&
          a.fixed_costs.launch_back_to_back == b.fixed_costs.launch_back_to_back &&
-         same_compute(a.compute, b.compute) && a.tensor_instructions == b.tensor_instructions && a.dpx == b.dpx &&
+         same_compute(a.compute, b.compute) && same_by_precision(a.outer_product, b.outer_product) &&
+         same_by_precision(a.cuda_core_power, b.cuda_core_power) && a.tensor_instructions == b.tensor_instructions && a.dpx == b.dpx &&
          a.async_copy == b.async_copy && a.dsm == b.dsm &&
          a.references == b.references && a.notes == b.notes;
 }

@@ -298,6 +298,12 @@ struct HardwareDescriptor {
   std::map<MemoryLevelKind, MemoryLevel> memory;
   FixedCosts fixed_costs;  // "fixed_costs.launch_single", "fixed_costs.launch_back_to_back"
   std::map<ComputeUnit, std::map<Precision, Field>> compute;  // Dimension::flop_per_second
+  // CUDA cores running a register-blocked outer product (GEMM's inner loop: every FMA takes two of
+  // its operands fresh from the register file), per precision; compute.cuda_core_outer_product.<p>.
+  // The pipe peak above needs operands the reuse cache holds; a GEMM cannot give it that (issue 14).
+  std::map<Precision, Field> outer_product;  // Dimension::flop_per_second
+  // Board power while the CUDA-core peak runs (calibrate --power); compute.cuda_core_power.<p>.
+  std::map<Precision, Field> cuda_core_power;  // Dimension::watts
   std::vector<TensorInstruction> tensor_instructions;
   std::vector<DpxFunction> dpx;  // by function name, at most one entry each
   AsyncCopy async_copy;          // issue 14: optional key async_copy

@@ -806,7 +806,19 @@ HardwareDescriptor read_descriptor(const YAML::Node& root, const Loader& L, cons
   }
 
   if (auto it = m.find("compute"); it != m.end()) {
-    for (const auto& [uk, ue] : L.mapping(it->second.value, it->second.key.Mark(), "compute", {"cuda_core", "tensor_core"})) {
+    for (const auto& [uk, ue] : L.mapping(it->second.value, it->second.key.Mark(), "compute",
+                                          {"cuda_core", "tensor_core", "cuda_core_outer_product", "cuda_core_power"})) {
+      if (uk == "cuda_core_outer_product" || uk == "cuda_core_power") {
+        const bool watts = uk == "cuda_core_power";
+        auto& target = watts ? d.cuda_core_power : d.outer_product;
+        if (ue.value.IsMap() && ue.value.size() == 0) continue;
+        for (const auto& [pk, pe] : L.mapping(ue.value, ue.key.Mark(), "compute." + uk,
+                                              {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4", "int32"}))
+          target[parse_precision(pk)] = watts ? R.field(pe, "compute." + uk + "." + pk, Dimension::watts, FieldKind::power)
+                                              : R.field(pe, "compute." + uk + "." + pk, Dimension::flop_per_second,
+                                                        FieldKind::flop_rate);
+        continue;
+      }
       auto& unit = d.compute[parse_compute_unit(uk)];
       if (ue.value.IsMap() && ue.value.size() == 0) continue;
       for (const auto& [pk, pe] : L.mapping(ue.value, ue.key.Mark(), "compute." + uk,
@@ -1154,17 +1166,22 @@ std::string to_yaml(const HardwareDescriptor& d) {
   }
   out << YAML::EndMap;
 
-  bool any_compute = false;
-  for (const auto& [u, m] : d.compute)
-    for (const auto& [p, f] : m) any_compute = any_compute || f.present();
+  const auto any_present = [](const std::map<Precision, Field>& m) {
+    return std::any_of(m.begin(), m.end(), [](const auto& kv) { return kv.second.present(); });
+  };
+  bool any_compute = any_present(d.outer_product) || any_present(d.cuda_core_power);
+  for (const auto& [u, m] : d.compute) any_compute = any_compute || any_present(m);
   if (any_compute) {
     out << YAML::Key << "compute" << YAML::Value << YAML::BeginMap;
-    for (const auto& [u, m] : d.compute) {
-      if (std::none_of(m.begin(), m.end(), [](const auto& kv) { return kv.second.present(); })) continue;
-      out << YAML::Key << std::string(to_string(u)) << YAML::Value << YAML::BeginMap;
+    const auto emit_map = [&](const std::string& key, const std::map<Precision, Field>& m) {
+      if (!any_present(m)) return;
+      out << YAML::Key << key << YAML::Value << YAML::BeginMap;
       for (const auto& [p, f] : m) emit_field(out, std::string(to_string(p)), f);
       out << YAML::EndMap;
-    }
+    };
+    for (const auto& [u, m] : d.compute) emit_map(std::string(to_string(u)), m);
+    emit_map("cuda_core_outer_product", d.outer_product);
+    emit_map("cuda_core_power", d.cuda_core_power);
     out << YAML::EndMap;
   }
 

@@ -220,6 +220,7 @@ KernelModel gemm_model(double m, double n, double k_dim, Precision p) {
   k.description = "GEMM " + num(m) + "x" + num(n) + "x" + num(k_dim) + " " + precision_name(p);
   k.precision = p;
   k.work_flop = 2 * m * n * k_dim;
+  k.outer_product = true;
   k.traffic_bytes = (m * k_dim + k_dim * n + 2 * m * n) * D;  // A, B once; C read and written
   k.read_bytes = (m * k_dim + k_dim * n + m * n) * D;
   k.write_bytes = m * n * D;
@@ -445,6 +446,28 @@ Taken take_override(double v, const std::string& what, Dimension d, std::vector<
   return {v, "override"};
 }
 
+// The clock under sustained load (issue 14): the instruction behind a measured tensor-core ceiling
+// (dense, same input type, the same throughput) with a power reading (calibrate --power) whose SM
+// clock sits below the clock of the timed run. The ceiling stays the timed run's (a short kernel
+// runs at that clock); the line tells what a kernel long enough to reach the board's power limit
+// can reach, from the clock NVML reported under that load.
+std::optional<std::string> clock_under_load_note(const HardwareDescriptor& hw, Precision p, double ceiling) {
+  for (const auto& ti : hw.tensor_instructions) {
+    if (ti.sparse || ti.input != p || !ti.throughput.measured || !ti.power.measured) continue;
+    const MeasuredValue& t = *ti.throughput.measured;
+    const MeasuredValue& w = *ti.power.measured;
+    if (std::fabs(t.median - ceiling) > 1e-6 * ceiling || !(t.sm_clock_hz > 0) || !(w.sm_clock_hz > 0)) continue;
+    const double ratio = w.sm_clock_hz / t.sm_clock_hz;
+    if (ratio >= 0.99) return std::nullopt;
+    return "clock under sustained load: " + format_quantity(w.sm_clock_hz, Dimension::hertz) + " at " +
+           format_quantity(w.median, Dimension::watts) + " (" + ti.key() + ", calibrate --power) against " +
+           format_quantity(t.sm_clock_hz, Dimension::hertz) + " in the timed run: a kernel that runs long enough to "
+           "reach the power limit reaches at most " + format_quantity(ceiling * ratio, Dimension::flop_per_second) +
+           " (" + num(100 * ratio) + "% of the ceiling)";
+  }
+  return std::nullopt;
+}
+
 const Field* find_compute(const HardwareDescriptor& hw, ComputeUnit u, Precision p) {
   const auto unit = hw.compute.find(u);
   if (unit == hw.compute.end()) return nullptr;
@@ -617,12 +640,23 @@ Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const Pre
     cc_p = Precision::fp16;  // no FP8 arithmetic on CUDA cores: the inputs are widened to FP16 (HFMA2)
     prov.push_back("CUDA-core precision = fp16: CUDA cores have no fp8 arithmetic (inputs widened to fp16)");
   }
-  const std::string cc_path = "compute.cuda_core." + precision_name(cc_p);
+  std::string cc_path = "compute.cuda_core." + precision_name(cc_p);
+  const Field* cc_field = find_compute(hw, ComputeUnit::cuda_core, cc_p);
+  if (k.outer_product && !opt.peak_cuda_core_override) {
+    // GEMM on CUDA cores: the outer-product rate, where the descriptor has it for this source.
+    const auto op = hw.outer_product.find(cc_p);
+    if (op != hw.outer_product.end() && op->second.value(pref)) {
+      cc_path = "compute.cuda_core_outer_product." + precision_name(cc_p);
+      cc_field = &op->second;
+      prov.push_back("CUDA-core ceiling = the outer-product rate: a " + k.kind +
+                     "'s CUDA-core inner loop takes two operands per FMA from the register file, which the pipe "
+                     "peak (compute.cuda_core." + precision_name(cc_p) + ") does not");
+    }
+  }
   const std::string tc_path = "compute.tensor_core." + precision_name(k.precision);
   const Taken cc = opt.peak_cuda_core_override
                        ? take_override(*opt.peak_cuda_core_override, cc_path, Dimension::flop_per_second, prov)
-                       : take(find_compute(hw, ComputeUnit::cuda_core, cc_p), cc_path, Dimension::flop_per_second, pref,
-                              hw, prov);
+                       : take(cc_field, cc_path, Dimension::flop_per_second, pref, hw, prov);
   const Taken tc = opt.peak_tensor_core_override
                        ? take_override(*opt.peak_tensor_core_override, tc_path, Dimension::flop_per_second, prov)
                        : take(find_compute(hw, ComputeUnit::tensor_core, k.precision), tc_path,
@@ -630,6 +664,8 @@ Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const Pre
   if (k.tensor_core_fraction != 1.0)
     prov.push_back("tensor-core fraction = " + num(k.tensor_core_fraction) + ": the kernel's tensor-core formulation (" +
                    k.kind + ")");
+  if (!opt.peak_tensor_core_override && tc.source == "measured")
+    if (auto line = clock_under_load_note(hw, k.precision, tc.value)) prov.push_back(*line);
 
   const std::set<std::string> sources{bw.source, cc.source, tc.source};
   r.source = sources.size() == 1 ? *sources.begin() : "mixed";

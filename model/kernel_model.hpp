@@ -25,6 +25,10 @@ struct KernelModel {
   double read_bytes = 0, write_bytes = 0;
   // Fraction of tensor-core peak the tensor-core formulation can use (SCALE via B*(qI): 1/8).
   double tensor_core_fraction = 1.0;
+  // The CUDA-core formulation's inner loop is a register-blocked outer product (GEMM): every FMA
+  // takes two operands fresh from the register file, so its ceiling is the descriptor's
+  // compute.cuda_core_outer_product.<p> where measured (else the pipe peak).
+  bool outer_product = false;
   int temporal_steps = 1;                    // stencils
   double intensity_one_step = 0;             // stencils: I for t = 1
   double intensity() const { return work_flop / traffic_bytes; }

@@ -2,11 +2,20 @@
 // (HFMA2), BF16x2 (HFMA2.BF16) and INT32 (IMAD). Every thread runs CHAINS independent FMA chains
 // (enough to cover the pipeline latency), the loop unrolled so loop overhead takes < 2% of the
 // issue slots; all SMs busy. The final values are checked against their closed form.
+// Also, for FP64 and FP32, the outer-product rate: every thread holds a TM x TN block of
+// accumulators and multiplies a column of TM values by a row of TN values per step (a GEMM's
+// register-blocked inner loop, no memory traffic). Each FMA then takes two operands fresh from the
+// register file (one operand and the accumulator) where the chains above take one, and on sm_90
+// the DFMA pipe does not stay full that way (H200: 29.9 of 33.3 TFLOP/s). The best of a few
+// shapes, orders and warp counts is the GEMM kind's CUDA-core ceiling
+// (compute.cuda_core_outer_product.<p>). calibrate --power reads the board power under each peak.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -103,6 +112,133 @@ __global__ void __launch_bounds__(kThreads) fma_chains_kernel(double a_in, doubl
   }
 }
 
+// One thread: acc[i][j] += fa[i] * fb[j] for `iters` steps, i over TM, j over TN (serpentine: odd i
+// walk j backwards, so consecutive FMAs share an operand at the turn). fa, fb: small integers read
+// from `in` (the compiler cannot fold them), so every accumulator ends at iters * fa[i] * fb[j]
+// exactly; all are written out and checked.
+template <class T, int TM, int TN, int MAXT, bool SERP>
+__global__ void __launch_bounds__(MAXT, 1) outer_product_kernel(const T* __restrict__ in, int iters, T* out) {
+  const int t = static_cast<int>(threadIdx.x);
+  T acc[TM][TN], fa[TM], fb[TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i) fa[i] = in[(t + i) % 64];
+#pragma unroll
+  for (int j = 0; j < TN; ++j) fb[j] = in[64 + (t + 3 * j) % 64];
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = 0;
+  for (int it = 0; it < iters; ++it) {
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+      for (int jj = 0; jj < TN; ++jj) {
+        const int j = (SERP && (i & 1)) ? TN - 1 - jj : jj;
+        acc[i][j] = fma(fa[i], fb[j], acc[i][j]);
+      }
+  }
+  T* o = out + (static_cast<size_t>(blockIdx.x) * blockDim.x + t) * TM * TN;
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) o[i * TN + j] = acc[i][j];
+}
+
+// The operands: value v at index v (64 for fa, 64 for fb): 1..8, exact products and sums.
+inline double outer_operand(int index) { return 1 + index % 8; }
+
+struct OuterConfig {
+  int tm, tn, max_threads;
+  bool serpentine;
+  void (*launch)(const void* in, int iters, void* out, int blocks, int threads, cudaStream_t s);
+};
+
+template <class T, int TM, int TN, int MAXT, bool SERP>
+OuterConfig outer_config() {
+  return {TM, TN, MAXT, SERP, [](const void* in, int iters, void* out, int blocks, int threads, cudaStream_t s) {
+            outer_product_kernel<T, TM, TN, MAXT, SERP>
+                <<<blocks, threads, 0, s>>>(static_cast<const T*>(in), iters, static_cast<T*>(out));
+          }};
+}
+
+// Shapes and orders tried (H200, FP64: 8x8 serpentine at 8 warps 29.8, 4x8 serpentine at 16 warps
+// 29.9, 4x4 29.1, 1x8 29.5 TFLOP/s; row order 1-5% below serpentine).
+template <class T>
+std::vector<OuterConfig> outer_configs() {
+  return {outer_config<T, 8, 8, 256, true>(), outer_config<T, 8, 8, 256, false>(), outer_config<T, 4, 8, 512, true>(),
+          outer_config<T, 4, 4, 1024, true>(), outer_config<T, 1, 8, 1024, false>()};
+}
+
+template <class T>
+void run_outer(const ProbeContext& ctx, const char* name, ProbeOutput& out, nlohmann::json& details) {
+  std::vector<T> host_in(128);
+  for (int i = 0; i < 128; ++i) host_in[i] = static_cast<T>(outer_operand(i));
+  gpu::DeviceBuffer<T> din(128);
+  CUDA_CHECK(cudaMemcpy(din.data(), host_in.data(), din.bytes(), cudaMemcpyHostToDevice));
+  const int blocks = ctx.sm_count;
+  gpu::DeviceBuffer<T> dout(static_cast<size_t>(blocks) * 1024 * 64);
+  nlohmann::json rows = nlohmann::json::array();
+  double best = 0;
+  std::string best_note;
+  std::optional<gpu::Timing> best_timing;
+  double best_flop = 0;
+  std::function<void(cudaStream_t)> best_launch;
+  for (const OuterConfig& c : outer_configs<T>()) {
+    const int per_thread = c.tm * c.tn;
+    const int iters = (ctx.quick ? 2048 : 8192) * 64 / per_thread;
+    for (int warps = 4; warps <= c.max_threads / 32; warps *= 2) {
+      if (ctx.quick && warps < c.max_threads / 64) continue;  // --quick: the two largest warp counts
+      const int threads = 32 * warps;
+      nlohmann::json row{{"tile", std::to_string(c.tm) + "x" + std::to_string(c.tn)}, {"serpentine", c.serpentine},
+                         {"warps_per_sm", warps}};
+      // Check first: poisoned output, every accumulator of every thread against iters * a * b.
+      CUDA_CHECK(cudaMemset(dout.data(), 0xFF, dout.bytes()));
+      c.launch(din.data(), iters, dout.data(), blocks, threads, nullptr);
+      CUDA_CHECK_LAUNCH();
+      std::vector<T> h(static_cast<size_t>(blocks) * threads * per_thread);
+      CUDA_CHECK(cudaMemcpy(h.data(), dout.data(), h.size() * sizeof(T), cudaMemcpyDeviceToHost));
+      long long bad = 0;
+      for (long long tid = 0; tid < static_cast<long long>(blocks) * threads; ++tid) {
+        const int t = static_cast<int>(tid % threads);
+        for (int i = 0; i < c.tm; ++i)
+          for (int j = 0; j < c.tn; ++j) {
+            const double want = iters * outer_operand((t + i) % 64) * outer_operand(64 + (t + 3 * j) % 64);
+            if (static_cast<double>(h[static_cast<size_t>(tid) * per_thread + i * c.tn + j]) != want) ++bad;
+          }
+      }
+      if (bad) {
+        row["check"] = "failed: " + std::to_string(bad) + " accumulators differ from iters * a * b";
+        rows.push_back(row);
+        continue;
+      }
+      row["check"] = "passed";
+      gpu::TimingOptions opt;
+      opt.warmup = 1;
+      opt.repeats = ctx.quick ? 3 : 7;
+      auto launch = [&c, &din, &dout, iters, blocks, threads](cudaStream_t s) {
+        c.launch(din.data(), iters, dout.data(), blocks, threads, s);
+      };
+      const gpu::Timing t = gpu::time_kernel(launch, opt);
+      const double flop = 2.0 * per_thread * iters * static_cast<double>(blocks) * threads;
+      const double rate = flop / t.summary.median;
+      row["flop_per_s"] = rate;
+      rows.push_back(row);
+      if (rate > best) {
+        best = rate;
+        best_timing = t;
+        best_flop = flop;
+        best_note = std::to_string(c.tm) + "x" + std::to_string(c.tn) + " accumulators per thread" +
+                    (c.serpentine ? " (serpentine order)" : "") + ", " + std::to_string(warps) + " warps per SM, " +
+                    std::to_string(blocks) + " SMs; best of the outer-product configurations";
+      }
+    }
+  }
+  details.push_back({{"outer_product", name}, {"configurations", rows}});
+  if (best_timing)
+    out.fields.push_back({std::string("compute.cuda_core_outer_product.") + name, Dimension::flop_per_second,
+                          probes::measured_rate(*best_timing, best_flop, "cuda-core", best_note)});
+}
+
 template <class Tr>
 double expected(long long tid, int chain, int half, long long steps) {
   const double x0 = start_value(tid, chain, half);
@@ -168,6 +304,16 @@ void run_one(const ProbeContext& ctx, int lanes_per_sm, ProbeOutput& out, nlohma
   d["time_s"] = t.summary.median;
   details.push_back(d);
   out.fields.push_back({std::string("compute.cuda_core.") + Tr::name, Dimension::flop_per_second, m});
+  // calibrate --power: the same launch back to back under the NVML energy counter.
+  if (ctx.power) {
+    auto pw = probes::measure_power(
+        ctx, "cuda-core",
+        [&](cudaStream_t s) { fma_chains_kernel<Tr><<<blocks, kThreads, 0, s>>>(Tr::a, Tr::b, outer, dout.data(), dclk.data()); },
+        flop, "FLOP");
+    if (pw.value) out.fields.push_back({std::string("compute.cuda_core_power.") + Tr::name, Dimension::watts, *pw.value});
+    pw.details["precision"] = Tr::name;
+    details.back()["power"] = pw.details;
+  }
 }
 
 ProbeOutput run_cuda_core(const ProbeContext& ctx) {
@@ -181,16 +327,21 @@ ProbeOutput run_cuda_core(const ProbeContext& ctx) {
   run_one<Fp16x2>(ctx, 128, out, details);
   run_one<Bf16x2>(ctx, hopper ? 128 : 64, out, details);
   run_one<Int32>(ctx, 64, out, details);
+  run_outer<double>(ctx, "fp64", out, details);
+  run_outer<float>(ctx, "fp32", out, details);
   out.details["units"] = details;
   return out;
 }
 
 const Registrar reg{ProbeInfo{
     "cuda-core", "compute",
-    "CUDA-core FMA peak: FP64 DFMA, FP32 FFMA, FP16x2/BF16x2 HFMA2, INT32 IMAD; closed-form check",
-    {{"precision", {"fp64", "fp32", "fp16", "bf16", "int32"}}},
+    "CUDA-core FMA peak: FP64 DFMA, FP32 FFMA, FP16x2/BF16x2 HFMA2, INT32 IMAD; FP64/FP32 outer-product rate "
+    "(GEMM's inner loop); closed-form checks",
+    {{"precision", {"fp64", "fp32", "fp16", "bf16", "int32"}},
+     {"outer_product", {"8x8", "8x8 serpentine", "4x8 serpentine", "4x4 serpentine", "1x8"}}},
     {"compute.cuda_core.fp64", "compute.cuda_core.fp32", "compute.cuda_core.fp16",
-     "compute.cuda_core.bf16", "compute.cuda_core.int32"},
+     "compute.cuda_core.bf16", "compute.cuda_core.int32", "compute.cuda_core_outer_product.fp64",
+     "compute.cuda_core_outer_product.fp32"},
     80, true, run_cuda_core}};
 
 }  // namespace

@@ -165,6 +165,16 @@ __global__ void mma_groups_kernel(const typename Op::AReg* a, const typename Op:
                : "+" CC(d[0]), "+" CC(d[1]), "+" CC(d[2]), "+" CC(d[3])                     \
                : AC(a[0]), AC(a[1]), AC(a[2]), AC(a[3]), AC(b[0]), AC(b[1]), AC(b[2]), AC(b[3]), "r"(e))
 
+// FP16 accumulate: D and C are two registers of packed f16 pairs.
+#define CEILING_MMA_SP_C2_A2_B2(PTX, CC, AC)                                                \
+  asm volatile(PTX " {%0,%1}, {%2,%3}, {%4,%5}, {%0,%1}, %6, 0x0;"                           \
+               : "+" CC(d[0]), "+" CC(d[1])                                                 \
+               : AC(a[0]), AC(a[1]), AC(b[0]), AC(b[1]), "r"(e))
+#define CEILING_MMA_SP_C2_A4_B4(PTX, CC, AC)                                                \
+  asm volatile(PTX " {%0,%1}, {%2,%3,%4,%5}, {%6,%7,%8,%9}, {%0,%1}, %10, 0x0;"              \
+               : "+" CC(d[0]), "+" CC(d[1])                                                 \
+               : AC(a[0]), AC(a[1]), AC(a[2]), AC(a[3]), AC(b[0]), AC(b[1]), AC(b[2]), AC(b[3]), "r"(e))
+
 #define CEILING_MMA_SP_OP(NAME, SHAPE, M_, N_, K_, A_ELEM, C_ELEM, AREG, CREG, NA_, NB_, NC_, NV_, \
                           IN_P, ACC_P, FORM, PTX, CC, AC)                                          \
   struct NAME {                                                                                    \
@@ -194,6 +204,12 @@ CEILING_MMA_SP_OP(SP_F16F32_m16n8k16, "m16n8k16", 16, 8, 16, f16, f32, uint32_t,
 CEILING_MMA_SP_OP(SP_F16F32_m16n8k32, "m16n8k32", 16, 8, 32, f16, f32, uint32_t, float, 4, 4, 4, 4, fp16, fp32,
                   CEILING_MMA_SP_C4_A4_B4, "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32",
                   CEILING_CC_F, CEILING_AC_R)
+CEILING_MMA_SP_OP(SP_F16F16_m16n8k16, "m16n8k16", 16, 8, 16, f16, f16, uint32_t, uint32_t, 2, 2, 2, 4, fp16, fp16,
+                  CEILING_MMA_SP_C2_A2_B2, "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16",
+                  CEILING_CC_R, CEILING_AC_R)
+CEILING_MMA_SP_OP(SP_F16F16_m16n8k32, "m16n8k32", 16, 8, 32, f16, f16, uint32_t, uint32_t, 4, 4, 2, 4, fp16, fp16,
+                  CEILING_MMA_SP_C2_A4_B4, "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f16.f16.f16.f16",
+                  CEILING_CC_R, CEILING_AC_R)
 CEILING_MMA_SP_OP(SP_BF16_m16n8k16, "m16n8k16", 16, 8, 16, bf16, f32, uint32_t, float, 2, 2, 4, 4, bf16, fp32,
                   CEILING_MMA_SP_C4_A2_B2, "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
                   CEILING_CC_F, CEILING_AC_R)

@@ -133,6 +133,30 @@ std::vector<typename Op::AReg> pack_b(const std::vector<double>& B) {  // B[k*N 
   return out;
 }
 
+// C[row*N + col] into the lanes' accumulator registers (packed f16: two per register, low half
+// first). The dense and the sparse product checks share it.
+template <class Op>
+std::vector<typename Op::CReg> pack_c(const std::vector<double>& C) {
+  using L = Layout<Op>;
+  std::vector<typename Op::CReg> hc(32 * Op::NC);
+  for (int lane = 0; lane < 32; ++lane)
+    for (int v = 0; v < Op::NV; ++v) {
+      int row, col;
+      L::c(lane, v, row, col);
+      const uint64_t bits = encode(Op::c_elem, C[row * Op::N + col]);
+      if constexpr (Op::NV == Op::NC) {
+        std::memcpy(&hc[lane * Op::NC + v], &bits, sizeof(typename Op::CReg));
+      } else {
+        uint32_t w;
+        std::memcpy(&w, &hc[lane * Op::NC + v / 2], 4);
+        w = (v % 2) ? ((w & 0xFFFFu) | static_cast<uint32_t>(bits << 16))
+                    : ((w & 0xFFFF0000u) | static_cast<uint32_t>(bits));
+        std::memcpy(&hc[lane * Op::NC + v / 2], &w, 4);
+      }
+    }
+  return hc;
+}
+
 // Value v of a lane's accumulator registers (packed f16: two per register, low half first).
 template <class Op>
 uint64_t c_bits(const std::vector<typename Op::CReg>& regs, int lane, int v) {
@@ -155,22 +179,7 @@ std::optional<std::string> check_product(std::mt19937_64& rng) {
   for (auto& x : B) x = draw_exact(Op::a_elem, rng);
   for (auto& x : C) x = draw_exact(Op::c_elem == Elem::f64 ? Elem::f64 : Elem::s8, rng);
   const auto ha = pack_a<Op>(A), hb = pack_b<Op>(B);
-  std::vector<typename Op::CReg> hc(32 * Op::NC);
-  for (int lane = 0; lane < 32; ++lane)
-    for (int v = 0; v < Op::NV; ++v) {
-      int row, col;
-      L::c(lane, v, row, col);
-      const uint64_t bits = encode(Op::c_elem, C[row * Op::N + col]);
-      if constexpr (Op::NV == Op::NC) {
-        std::memcpy(&hc[lane * Op::NC + v], &bits, sizeof(typename Op::CReg));
-      } else {
-        uint32_t w;
-        std::memcpy(&w, &hc[lane * Op::NC + v / 2], 4);
-        w = (v % 2) ? ((w & 0xFFFFu) | static_cast<uint32_t>(bits << 16))
-                    : ((w & 0xFFFF0000u) | static_cast<uint32_t>(bits));
-        std::memcpy(&hc[lane * Op::NC + v / 2], &w, 4);
-      }
-    }
+  const auto hc = pack_c<Op>(C);
   gpu::DeviceBuffer<typename Op::AReg> da(ha.size()), db(hb.size());
   gpu::DeviceBuffer<typename Op::CReg> dd(hc.size());
   CUDA_CHECK(cudaMemcpy(da.data(), ha.data(), da.bytes(), cudaMemcpyHostToDevice));
@@ -214,14 +223,7 @@ std::optional<std::string> check_sparse_product(std::mt19937_64& rng) {
     for (auto& x : C) x = draw_exact(Elem::s8, rng);
     const auto ha = pack_a<Op>(Ac, KC);
     const auto hb = pack_b<Op>(B);
-    std::vector<typename Op::CReg> hc(32 * Op::NC);
-    for (int lane = 0; lane < 32; ++lane)
-      for (int v = 0; v < Op::NV; ++v) {
-        int row, col;
-        L::c(lane, v, row, col);
-        const uint64_t bits = encode(Op::c_elem, C[row * Op::N + col]);
-        std::memcpy(&hc[lane * Op::NC + v], &bits, sizeof(typename Op::CReg));
-      }
+    const auto hc = pack_c<Op>(C);
     gpu::DeviceBuffer<typename Op::AReg> da(ha.size()), db(hb.size());
     gpu::DeviceBuffer<typename Op::CReg> dd(hc.size());
     CUDA_CHECK(cudaMemcpy(da.data(), ha.data(), da.bytes(), cudaMemcpyHostToDevice));
@@ -372,16 +374,18 @@ std::vector<MmaRunner> runners() {
   v.push_back(make_runner<S4_m16n8k64>("CALL to a subroutine: s4 unpacked to s8 (IMAD.SHL/IMAD.U32), 2x IMMA.16832.S8.S8", 80));
   v.push_back(make_runner<E4M3_m16n8k32>("F2FP.F16.E4M3.UNPACK_B, 2x HMMA.16816.F32 (into zero), FADD into C", 89));
   v.push_back(make_runner<E5M2_m16n8k32>("F2FP.F16.E5M2.UNPACK_B, 2x HMMA.16816.F32 (into zero), FADD into C", 89));
-  // 2:4 sparse A (mma.sp::ordered_metadata); SASS not yet read on a GPU host (scripts/sass_check.sh).
-  v.push_back(make_runner<SP_F16F32_m16n8k16>("unchecked (expected HMMA.SP)", 80));
-  v.push_back(make_runner<SP_F16F32_m16n8k32>("unchecked (expected HMMA.SP)", 80));
-  v.push_back(make_runner<SP_BF16_m16n8k16>("unchecked (expected HMMA.SP)", 80));
-  v.push_back(make_runner<SP_BF16_m16n8k32>("unchecked (expected HMMA.SP)", 80));
-  v.push_back(make_runner<SP_TF32_m16n8k8>("unchecked (expected HMMA.SP ... TF32)", 80));
-  v.push_back(make_runner<SP_TF32_m16n8k16>("unchecked (expected HMMA.SP ... TF32)", 80));
-  v.push_back(make_runner<SP_S8_m16n8k32>("unchecked (expected IMMA.SP)", 80));
-  v.push_back(make_runner<SP_S8_m16n8k64>("unchecked (expected IMMA.SP)", 80));
-  v.push_back(make_runner<SP_E4M3_m16n8k64>("unchecked", 89));
+  // 2:4 sparse A (mma.sp::ordered_metadata); SASS as cuobjdump showed it on the H100 (scripts/sass_check.sh).
+  v.push_back(make_runner<SP_F16F32_m16n8k16>("HMMA.SP.16816.F32", 80));
+  v.push_back(make_runner<SP_F16F32_m16n8k32>("HMMA.SP.16832.F32", 80));
+  v.push_back(make_runner<SP_F16F16_m16n8k16>("HMMA.SP.16816.F16", 80));
+  v.push_back(make_runner<SP_F16F16_m16n8k32>("HMMA.SP.16832.F16", 80));
+  v.push_back(make_runner<SP_BF16_m16n8k16>("HMMA.SP.16816.F32.BF16", 80));
+  v.push_back(make_runner<SP_BF16_m16n8k32>("HMMA.SP.16832.F32.BF16", 80));
+  v.push_back(make_runner<SP_TF32_m16n8k8>("HMMA.SP.1688.F32.TF32", 80));
+  v.push_back(make_runner<SP_TF32_m16n8k16>("HMMA.SP.16816.F32.TF32", 80));
+  v.push_back(make_runner<SP_S8_m16n8k32>("IMMA.SP.16832.S8.S8", 80));
+  v.push_back(make_runner<SP_S8_m16n8k64>("IMMA.SP.16864.S8.S8", 80));
+  v.push_back(make_runner<SP_E4M3_m16n8k64>("F2FP.F16.E4M3.UNPACK_B, HMMA.SP.16832.F32", 89));
   return v;
 }
 
@@ -533,7 +537,7 @@ const Registrar reg{ProbeInfo{
     "mma.sync latency and throughput per shape/type over ILP x warps/SM; CPU-checked products",
     {{"instruction", {"f64 m8n8k4/m16n8k4/k8/k16", "f16 f16|f32 m16n8k8/k16", "bf16 m16n8k8/k16",
                       "tf32 m16n8k4/k8", "s8 m16n8k16/k32", "s4 m16n8k32/k64", "e4m3/e5m2 m16n8k32",
-                      "sparse 2:4: f16/bf16 m16n8k16/k32, s8 m16n8k32/k64, e4m3 m16n8k64"}},
+                      "sparse 2:4: f16 f16|f32 and bf16 m16n8k16/k32, tf32 m16n8k8/k16, s8 m16n8k32/k64, e4m3 m16n8k64"}},
      {"ilp", {"1", "2", "4", "8"}},
      {"warps_per_sm", {"1", "2", "4", "8", "16", "32"}}},
     {"compute.tensor_core.fp64", "tensor_instructions"},

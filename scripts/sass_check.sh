@@ -64,7 +64,7 @@ if [[ -s $tmp.probes ]]; then
   check 'mma_loop_kernel<S4_m16n8k32' ' IMMA\.16816\.S8\.S8'
   check 'mma_loop_kernel<S4_m16n8k64' ' IMMA\.16832\.S8\.S8'
   check 'mma_loop_kernel<E[45]M[32]_' ' HMMA\.16816\.F32'
-  check 'mma_loop_kernel<SP_(F16F32|BF16|TF32)_' ' HMMA\.SP'
+  check 'mma_loop_kernel<SP_(F16F32|F16F16|BF16|TF32)_' ' HMMA\.SP'
   check 'mma_loop_kernel<SP_S8_' ' IMMA\.SP'
   check 'wgmma_loop_kernel<WG_(F16|BF16|TF32)' ' HGMMA' 'sm_90a'
   check 'wgmma_loop_kernel<WG_E[45]M[32]' ' QGMMA' 'sm_90a'

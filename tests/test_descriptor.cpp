@@ -132,6 +132,39 @@ TEST_CASE("descriptor: dotted paths create, find and reject") {
   CHECK_THROWS_AS(d.find_field("memory.l3.bandwidth"), std::invalid_argument);
 }
 
+TEST_CASE("descriptor: the CUDA-core outer-product rate and power (issue 14): paths, YAML, strictness") {
+  HardwareDescriptor d = parse_descriptor(kMinimal, "mini.yaml");
+  CHECK(d.find_field("compute.cuda_core_outer_product.fp64") == nullptr);
+  CHECK(d.field("compute.cuda_core_outer_product.fp64").dimension == Dimension::flop_per_second);
+  CHECK(d.field("compute.cuda_core_power.fp32").dimension == Dimension::watts);
+  CHECK(d.find_field("compute.cuda_core_outer_product.fp64") == &d.outer_product[Precision::fp64]);
+  CHECK_THROWS_AS(d.field("compute.cuda_core_outer_product.fp128"), std::invalid_argument);
+  CHECK_THROWS_AS(d.field("compute.cuda_core_power"), std::invalid_argument);
+  MeasuredValue rate{29.87e12, 29.8e12, 29.9e12, 7, 0.001, "cuda-core", "2026-11-26T01:00:00Z", 1.98e9, false,
+                     "4x8 accumulators per thread"};
+  MeasuredValue watts{512.5, 500, 520, 14, 0, "cuda-core", "2026-11-26T01:00:00Z", 1.98e9, false, "NVML"};
+  d.set_measured("compute.cuda_core_outer_product.fp64", rate);
+  d.set_measured("compute.cuda_core_power.fp64", watts);
+  const std::string text = to_yaml(d);
+  CHECK(text.find("cuda_core_outer_product:") != std::string::npos);
+  CHECK(text.find("cuda_core_power:") != std::string::npos);
+  const HardwareDescriptor again = parse_descriptor(text, "again.yaml");
+  CHECK(parse_descriptor(to_yaml(again), "again2.yaml") == again);  // written values are rounded to their spread once
+  REQUIRE(again.outer_product.count(Precision::fp64));
+  CHECK(*again.outer_product.at(Precision::fp64).value() == doctest::Approx(29.87e12).epsilon(0.005));
+  CHECK(*again.cuda_core_power.at(Precision::fp64).value() == doctest::Approx(512.5).epsilon(0.005));
+  CHECK(to_yaml(again) == text);
+  // A descriptor that differs only there is not equal.
+  HardwareDescriptor other = again;
+  other.outer_product.clear();
+  CHECK_FALSE(other == again);
+  // Strict: a watts figure under the rate key (or a typo in the key) fails with the path.
+  std::string wrong = text;
+  const auto at = wrong.find("cuda_core_power:");
+  wrong.replace(at, std::string("cuda_core_power:").size(), "cuda_core_powr:");
+  CHECK_THROWS_WITH_AS(parse_descriptor(wrong, "wrong.yaml"), doctest::Contains("cuda_core_powr"), DescriptorError);
+}
+
 TEST_CASE("descriptor: set_measured keeps the spec, replaces an earlier measurement") {
   HardwareDescriptor d = parse_descriptor(kMinimal, "mini.yaml");
   MeasuredValue m;

@@ -397,3 +397,90 @@ TEST_CASE("speedup semantics per regime: alpha <= 1, memory-bound, compute-bound
   CHECK(st.speedup_memory_bound_limit < st.speedup_kernel_bound);
   CHECK(st.speedup_upper_bound == doctest::Approx(std::max(st.speedup_overlapped, st.speedup_kernel_bound)));
 }
+
+TEST_CASE("predict: GEMM's CUDA-core ceiling is the outer-product rate where the descriptor has it (issue 14)") {
+  HardwareDescriptor hw = gh200();
+  const KernelModel g = gemm_model(8192, 8192, 8192);
+  CHECK(g.outer_product);
+  CHECK_FALSE(scale_model(1e9).outer_product);
+  CHECK_FALSE(gemv_model(4096, 4096).outer_product);
+  // Without the figure: the pipe peak, as before.
+  const Prediction before = predict(hw, g);
+  CHECK(before.peak_cuda_core == 34.0e12);
+  MeasuredValue m;
+  m.median = 29.9e12;
+  m.min = 29.8e12;
+  m.max = 30.0e12;
+  m.repeats = 7;
+  m.probe = "cuda-core";
+  m.date = "2026-11-26T01:00:00Z";
+  hw.set_measured("compute.cuda_core_outer_product.fp64", m);
+  const Prediction p = predict(hw, g);
+  CHECK(p.peak_cuda_core == 29.9e12);
+  CHECK(p.peak_tensor_core == 67.0e12);
+  CHECK(p.t_compute_cuda_core == doctest::Approx(2.0 * 8192.0 * 8192 * 8192 / 29.9e12));
+  CHECK(p.alpha == doctest::Approx(67.0 / 29.9));
+  // Compute-bound: the top of the speedup is alpha against the outer-product rate.
+  CHECK(p.speedup_upper_bound == doctest::Approx(67.0 / 29.9));
+  bool said = false, path = false;
+  for (const auto& line : p.provenance) {
+    said |= line.find("outer-product rate") != std::string::npos;
+    path |= line.rfind("compute.cuda_core_outer_product.fp64 = ", 0) == 0;
+  }
+  CHECK(said);
+  CHECK(path);
+  // Other kinds keep the pipe peak; a spec-only preference does not take a measured-only figure.
+  CHECK(predict(hw, scale_model(1e9)).peak_cuda_core == 34.0e12);
+  PredictOptions spec_only;
+  spec_only.source = SourcePreference::spec;
+  CHECK(predict(hw, g, spec_only).peak_cuda_core == 34.0e12);
+  // A what-if CUDA-core peak overrides both.
+  PredictOptions what_if;
+  what_if.peak_cuda_core_override = 20e12;
+  CHECK(predict(hw, g, what_if).peak_cuda_core == 20e12);
+}
+
+TEST_CASE("predict: the clock under sustained load is stated beside a measured tensor-core ceiling (issue 14)") {
+  HardwareDescriptor hw = gh200();
+  MeasuredValue ceiling;
+  ceiling.median = 950e12;
+  ceiling.repeats = 10;
+  ceiling.probe = "wgmma";
+  ceiling.date = "2026-11-26T01:00:00Z";
+  ceiling.sm_clock_hz = 1.98e9;
+  hw.set_measured("compute.tensor_core.fp16", ceiling);
+  hw.compute[ComputeUnit::cuda_core][Precision::fp16] = spec(Dimension::flop_per_second, 134e12);
+  TensorInstruction ti;
+  ti.api = "wgmma";
+  ti.shape = "m64n256k16";
+  ti.input = Precision::fp16;
+  ti.accumulate = Precision::fp32;
+  ti.throughput = Field{Dimension::flop_per_second};
+  ti.throughput.measured = ceiling;
+  hw.tensor_instructions.push_back(ti);
+  const auto note = [&] {
+    std::string found;
+    for (const auto& line : predict(hw, gemm_model(8192, 8192, 8192, Precision::fp16)).provenance)
+      if (line.find("clock under sustained load") != std::string::npos) found = line;
+    return found;
+  };
+  CHECK(note().empty());  // no power reading yet
+  MeasuredValue watts;
+  watts.median = 700;
+  watts.repeats = 14;
+  watts.probe = "wgmma";
+  watts.date = "2026-11-26T01:00:00Z";
+  watts.sm_clock_hz = 1.584e9;  // 80% of the timed run's clock
+  hw.tensor_instructions.back().power = Field{Dimension::watts};
+  hw.tensor_instructions.back().power.measured = watts;
+  const std::string line = note();
+  CAPTURE(line);
+  CHECK(line.find("wgmma.m64n256k16.fp16.fp32") != std::string::npos);
+  CHECK(line.find("80% of the ceiling") != std::string::npos);
+  CHECK(line.find("760 TFLOP/s") != std::string::npos);
+  // The ceiling itself is not lowered (a short kernel runs at the timed clock).
+  CHECK(predict(hw, gemm_model(8192, 8192, 8192, Precision::fp16)).peak_tensor_core == 950e12);
+  // A reading at the same clock says nothing.
+  hw.tensor_instructions.back().power.measured->sm_clock_hz = 1.98e9;
+  CHECK(note().empty());
+}

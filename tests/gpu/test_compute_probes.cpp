@@ -69,9 +69,23 @@ TEST_CASE("cuda-core: closed-form checks pass and rates stay under SMs x lanes x
   const ProbeOutput& o = output("cuda-core", true);
   REQUIRE_FALSE(o.skipped);
   const auto& units = o.details.at("units");
-  REQUIRE(units.size() == 5);
+  REQUIRE(units.size() == 7);  // five peaks, then the FP64 and FP32 outer products
+  int outer = 0;
   for (const auto& u : units) {
     INFO(u.dump());
+    if (u.contains("outer_product")) {
+      ++outer;
+      // Every configuration checked (all accumulators exact) and timed below the pipe peak.
+      const double peak = field(o, "compute.cuda_core." + u.at("outer_product").get<std::string>())->median;
+      REQUIRE(!u.at("configurations").empty());
+      for (const auto& c : u.at("configurations")) {
+        INFO(c.dump());
+        CHECK(c.at("check") == "passed");
+        CHECK(c.at("flop_per_s").get<double>() > 0);
+        CHECK(c.at("flop_per_s").get<double>() < 1.03 * peak);
+      }
+      continue;
+    }
     CHECK(u.at("check") == "passed");
     const double frac = u.at("fraction_of_analytic").get<double>();
     // Speed is the calibration's business, not a test's (this also runs under compute-sanitizer,
@@ -79,8 +93,14 @@ TEST_CASE("cuda-core: closed-form checks pass and rates stay under SMs x lanes x
     CHECK(frac > 0);
     CHECK(frac < 1.03);
   }
+  CHECK(outer == 2);
   for (const char* p : {"fp64", "fp32", "fp16", "bf16", "int32"})
     CHECK(field(o, std::string("compute.cuda_core.") + p) != nullptr);
+  for (const char* p : {"fp64", "fp32"}) {
+    const auto* f = field(o, std::string("compute.cuda_core_outer_product.") + p);
+    REQUIRE(f != nullptr);
+    CHECK(f->median <= 1.03 * field(o, std::string("compute.cuda_core.") + p)->median);
+  }
 }
 
 TEST_CASE("mma: every product matches the CPU reference; latency and throughput are plausible") {
