@@ -17,6 +17,7 @@
 #include "model/descriptor.hpp"
 #include "model/link.hpp"
 #include "model/units.hpp"
+#include "reports/power.hpp"
 
 namespace ceiling::cli {
 namespace {
@@ -419,19 +420,29 @@ void print_human(const View& v, std::ostream& out) {
     }
     t.print(out, "  ");
     print_numerics(out, d);
-    // calibrate --power (Luo et al. Table XI): watts under each instruction and FLOP per joule.
+    // calibrate --power (Luo et al. Table XI): watts under each instruction and FLOP per joule, and for
+    // Table XI's rows the paper's H800 PCIe figures (spec power: the shipped H800 and A100 carry them).
     Table pt;
-    pt.add({"instruction", "power", "throughput / power", "SM clock (NVML)", "source"});
+    pt.add({"instruction", "power", "throughput / power", "SM clock (NVML)", "Luo et al. H800: P, E", "source"});
     for (const auto& ti : d.tensor_instructions) {
-      if (!ti.power.measured) continue;
-      const MeasuredValue& w = *ti.power.measured;
+      if (!ti.power.present()) continue;
+      const auto watts = ti.power.value(v.pref);
       const auto thr = ti.throughput.value(v.pref);
-      pt.add({ti.key(), format_quantity(w.median, Dimension::watts),
-              thr ? fmt::format("{:.3g} T{}/s per W", *thr / 1e12 / w.median,
-                                ti.input == Precision::int8 || ti.input == Precision::int4 ? "OP" : "FLOP")
+      const char* unit = is_integer(ti.input) ? "OP" : "FLOP";
+      std::string paper = "-";
+      for (const auto& r : reports::luo_table_xi())
+        if (r.key() == ti.key()) paper = fmt::format("{} W, {:.2f} T{}/s per W", r.watts[1], r.per_watt[1], unit);
+      std::string source = "-";
+      if (ti.power.source(v.pref) == "measured")
+        source = "measured " + ti.power.measured->probe + " " + ti.power.measured->date;
+      else if (ti.power.source(v.pref) == "spec")
+        source = spec_source(*ti.power.spec);
+      pt.add({ti.key(), watts ? format_quantity(*watts, Dimension::watts) : "-",
+              watts && thr ? fmt::format("{:.3g} T{}/s per W", *thr / 1e12 / *watts, unit) : "-",
+              ti.power.measured && ti.power.measured->sm_clock_hz > 0
+                  ? format_quantity(ti.power.measured->sm_clock_hz, Dimension::hertz)
                   : "-",
-              w.sm_clock_hz > 0 ? format_quantity(w.sm_clock_hz, Dimension::hertz) : "-",
-              "measured " + w.probe + " " + w.date});
+              paper, source});
     }
     if (pt.rows.size() > 1) {
       out << "\nPower under tensor-core load (calibrate --power; NVML energy counter; Luo et al. Table XI)\n";

@@ -117,6 +117,13 @@ std::vector<PlotSpec> build_plots(const ReportInput& in, std::vector<std::string
 // The full .gp text: writes <name>.svg and <name>.png (png_terminal: "pngcairo" or "png").
 std::string plot_script(const PlotSpec& p, const std::string& png_terminal);
 
+// Tensor-core power (power.cpp; Luo et al. Table XI): "table-power" (Table XI's rows, ours per GPU beside
+// the paper's), "table-power-other" (every other instruction with a reading) and "power-<id>" (E per
+// Table XI row, ours beside the paper's H800, A100 and RTX 4090).
+Table power_table(const ReportInput& in);
+Table power_other_table(const ReportInput& in);
+PlotSpec power_plot(const GpuInput& g);
+
 // Provenance text of a field's spec / measured value (expands reference keys of the descriptor).
 std::string spec_note(const HardwareDescriptor& hw, const SpecValue& s);
 std::string measured_note(const HardwareDescriptor& hw, const MeasuredValue& m, Dimension d);

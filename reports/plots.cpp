@@ -1780,6 +1780,9 @@ std::vector<PlotSpec> build_plots(const ReportInput& in, std::vector<std::string
     // Sparse and bank-conflict plots only when measured (issue 13 probes; older descriptors lack them).
     PlotSpec sp = sparse_plot(g);
     if (sp.missing_reason.empty()) out.push_back(std::move(sp));
+    // E beside Luo et al. Table XI only when calibrate --power ran (older descriptors have no power).
+    PlotSpec pw = power_plot(g);
+    if (pw.missing_reason.empty()) out.push_back(std::move(pw));
     PlotSpec bc = bank_conflict_plot(g);
     if (bc.missing_reason.empty()) out.push_back(std::move(bc));
     PlotSpec dp = dpx_plot(g);

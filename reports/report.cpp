@@ -286,6 +286,9 @@ Document build_document(const ReportInput& in, const std::vector<detail::Table>&
     plots_named(s, "bank-conflicts-");
     d.sections.push_back(std::move(s));
   }
+  const bool power_rows = std::any_of(tables.begin(), tables.end(), [](const auto& t) {
+    return (t.id == "table-power" || t.id == "table-power-other") && !t.rows.empty();
+  });
   {
     Section s{"tensor", "Tensor cores", {}};
     table_with_id(s, "table-mma");
@@ -295,6 +298,20 @@ Document build_document(const ReportInput& in, const std::vector<detail::Table>&
     plots_named(s, "sparse-");
     plots_named(s, "mma-");
     plots_named(s, "wgmma-");
+    if (!power_rows)  // where Table XI's figures would be, and how to get ours
+      s.blocks.push_back(Paragraph{{Span::plain("Power under tensor-core load (Luo et al. Table XI): no GPU of this report "
+                                                "has it measured; "),
+                                    Span::code("ceiling calibrate --power"), Span::plain(" measures it.")},
+                                   true});
+    d.sections.push_back(std::move(s));
+  }
+  if (power_rows) {
+    // calibrate --power (issue 14): Table XI's rows beside the paper's, then every other instruction read.
+    Section s{"power", "Tensor-core power and energy efficiency (Luo et al. Table XI)", {}};
+    table_with_id(s, "table-power");
+    for (const auto& t : tables)
+      if (t.id == "table-power-other" && !t.rows.empty()) s.blocks.push_back(table_block(t));
+    plots_named(s, "power-");
     d.sections.push_back(std::move(s));
   }
   if (std::any_of(tables.begin(), tables.end(), [](const auto& t) { return t.id == "table-dpx" && !t.rows.empty(); })) {

@@ -1059,6 +1059,8 @@ std::vector<Table> build_tables(const ReportInput& in) {
   out.push_back(mma_table(in));
   out.push_back(numerics_table(in));
   out.push_back(numerics_errors_table(in));
+  out.push_back(power_table(in));
+  out.push_back(power_other_table(in));
   out.push_back(shared_access_table(in));
   out.push_back(dpx_table(in));
   out.push_back(async_copy_table(in));
