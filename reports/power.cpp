@@ -175,8 +175,6 @@ namespace detail {
 
 namespace {
 
-bool is_integer(Precision p) { return p == Precision::int8 || p == Precision::int4 || p == Precision::int32; }
-
 std::string type_name(Precision p) {
   std::string s(to_string(p));
   for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
