@@ -423,11 +423,14 @@ void print_human(const View& v, std::ostream& out) {
     // calibrate --power (Luo et al. Table XI): watts under each instruction and FLOP per joule, and for
     // Table XI's rows the paper's H800 PCIe figures (spec power: the shipped H800 and A100 carry them).
     Table pt;
-    pt.add({"instruction", "power", "throughput / power", "SM clock (NVML)", "Luo et al. H800: P, E", "source"});
+    pt.add({"instruction", "power", "sustained (of the timed)", "work / power", "SM clock (NVML)", "Luo et al. H800: P, E",
+            "source"});
     for (const auto& ti : d.tensor_instructions) {
       if (!ti.power.present()) continue;
       const auto watts = ti.power.value(v.pref);
-      const auto thr = ti.throughput.value(v.pref);
+      const auto timed = ti.throughput.value(v.pref);
+      const auto sustained = ti.sustained.value(v.pref);
+      const auto thr = sustained ? sustained : timed;  // the rate during the reading where it was kept
       const char* unit = is_integer(ti.input) ? "OP" : "FLOP";
       std::string paper = "-";
       for (const auto& r : reports::luo_table_xi())
@@ -438,6 +441,9 @@ void print_human(const View& v, std::ostream& out) {
       else if (ti.power.source(v.pref) == "spec")
         source = spec_source(*ti.power.spec);
       pt.add({ti.key(), watts ? format_quantity(*watts, Dimension::watts) : "-",
+              sustained ? fmt::format("{} ({:.1f}%)", rate_text(*sustained, ti.input),
+                                      timed ? 100 * *sustained / *timed : 0.0)
+                        : "-",
               watts && thr ? fmt::format("{:.3g} T{}/s per W", *thr / 1e12 / *watts, unit) : "-",
               ti.power.measured && ti.power.measured->sm_clock_hz > 0
                   ? format_quantity(ti.power.measured->sm_clock_hz, Dimension::hertz)

@@ -350,9 +350,13 @@ void HardwareDescriptor::upsert_instruction(const TensorInstruction& ti) {
     if (existing.key() == k) {
       auto kept = std::move(existing.numerics);
       auto kept_power = std::move(existing.power);
+      auto kept_sustained = std::move(existing.sustained);
       existing = ti;
       if (!existing.numerics) existing.numerics = std::move(kept);
-      if (!existing.power.present()) existing.power = std::move(kept_power);  // a run without --power
+      if (!existing.power.present()) {  // a run without --power keeps the last reading
+        existing.power = std::move(kept_power);
+        existing.sustained = std::move(kept_sustained);
+      }
       return;
     }
   tensor_instructions.push_back(ti);
@@ -515,6 +519,7 @@ bool operator==(const TensorInstruction& a, const TensorInstruction& b) {
   return std::tie(a.api, a.shape, a.input, a.input_detail, a.accumulate, a.sparse, a.operand_a, a.sass) ==
              std::tie(b.api, b.shape, b.input, b.input_detail, b.accumulate, b.sparse, b.operand_a, b.sass) &&
          a.latency == b.latency && a.throughput == b.throughput && a.fma_per_clock_per_sm == b.fma_per_clock_per_sm && a.power == b.power &&
+         a.sustained == b.sustained &&
          a.best_warps == b.best_warps && a.best_ilp == b.best_ilp && a.numerics == b.numerics;
 }
 

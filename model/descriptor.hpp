@@ -147,6 +147,10 @@ struct TensorInstruction {
   // Board power while the instruction runs saturated (NVML energy counter over a run longer than
   // the counter's update period; calibrate --power). Its sm_clock is the clock under that load.
   Field power{Dimension::watts};
+  // The rate during that power reading: the instruction back to back for over a second at the
+  // board's power limit (issue 14). The timed throughput above is a short run at a higher clock; a
+  // kernel that runs as long as this reading is bounded by this figure (predict says so).
+  Field sustained{Dimension::flop_per_second};
   std::optional<int> best_warps;  // smallest (warps per SM, ILP) reaching 95% of saturation
   std::optional<int> best_ilp;
   std::optional<NumericBehaviour> numerics;

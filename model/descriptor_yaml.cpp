@@ -361,7 +361,7 @@ struct DescriptorReader {
   TensorInstruction instruction(const YAML::Node& node, const YAML::Mark& where, const std::string& path) const {
     auto m = L.mapping(node, where, path,
                        {"api", "shape", "input", "input_detail", "accumulate", "sparse", "operand_a", "sass", "latency",
-                        "throughput", "fma_per_clock_per_sm", "power", "best_warps", "best_ilp", "numerics"});
+                        "throughput", "fma_per_clock_per_sm", "power", "sustained", "best_warps", "best_ilp", "numerics"});
     const YAML::Mark at = node.Mark();
     TensorInstruction ti;
     const Entry& api = L.require(m, "api", at, path);
@@ -401,6 +401,8 @@ struct DescriptorReader {
       ti.fma_per_clock_per_sm = field(it->second, path + ".fma_per_clock_per_sm", Dimension::dimensionless, FieldKind::per_clock_count);
     if (auto it = m.find("power"); it != m.end())
       ti.power = field(it->second, path + ".power", Dimension::watts, FieldKind::power);
+    if (auto it = m.find("sustained"); it != m.end())
+      ti.sustained = field(it->second, path + ".sustained", Dimension::flop_per_second, FieldKind::flop_rate);
     if (auto it = m.find("best_warps"); it != m.end()) ti.best_warps = L.integer(it->second, path + ".best_warps", kWarpsPerSm);
     if (auto it = m.find("best_ilp"); it != m.end()) ti.best_ilp = L.integer(it->second, path + ".best_ilp", kIlp);
     if (auto it = m.find("numerics"); it != m.end()) ti.numerics = numerics(it->second, path + ".numerics");
@@ -1201,6 +1203,7 @@ std::string to_yaml(const HardwareDescriptor& d) {
       emit_field(out, "throughput", ti.throughput);
       emit_field(out, "fma_per_clock_per_sm", ti.fma_per_clock_per_sm);
       if (ti.power.present()) emit_field(out, "power", ti.power);
+      if (ti.sustained.present()) emit_field(out, "sustained", ti.sustained);
       if (ti.best_warps) out << YAML::Key << "best_warps" << YAML::Value << *ti.best_warps;
       if (ti.best_ilp) out << YAML::Key << "best_ilp" << YAML::Value << *ti.best_ilp;
       if (ti.numerics) emit_numerics(out, *ti.numerics);

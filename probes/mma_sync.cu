@@ -413,6 +413,12 @@ ProbeOutput run_mma(const ProbeContext& ctx) {
   std::map<Precision, std::pair<double, std::string>> best_per_precision;
   std::mt19937_64 rng(0xC0FFEE);
   nlohmann::json power_rows = nlohmann::json::array();
+  struct PowerLater {
+    size_t runner, instruction;
+    int ilp, warps, iters;
+    double flop;
+  };
+  std::vector<PowerLater> later;  // calibrate --power: read after every timed run
   auto rs = runners();
   for (size_t idx = 0; idx < rs.size(); ++idx) {
     MmaRunner& r = rs[idx];
@@ -477,21 +483,27 @@ ProbeOutput run_mma(const ProbeContext& ctx) {
     for (double x : c) per_sm.push_back(fma_total / ctx.sm_count / x);
     ti.fma_per_clock_per_sm.measured = probes::measured_from_samples(per_sm, "mma", run_clock_hz, t.flagged,
                                                                      note + "; spread over SMs");
-    // calibrate --power: the same launch back to back under the NVML energy counter (Table XI).
-    if (ctx.power) {
-      if (ctx.progress) ctx.progress(static_cast<double>(idx) / rs.size(), key + " (power)");
-      auto pw = probes::measure_power(ctx, "mma",
-                                      [&](cudaStream_t s) { r.launch(best_i, best_w, ctx.sm_count, iters, s); },
-                                      2.0 * fma_total, "FLOP");
-      if (pw.value) ti.power.measured = pw.value;
-      pw.details["instruction"] = key;
-      power_rows.push_back(pw.details);
-    }
+    if (ctx.power) later.push_back({idx, out.instructions.size(), best_i, best_w, iters, 2.0 * fma_total});
     out.instructions.push_back(ti);
     const double flops = ti.throughput.measured->median;
     if (ti.sparse) continue;  // the dense ceilings come from dense instructions
     auto& bp = best_per_precision[ti.input];
     if (flops > bp.first) bp = {flops, key};
+  }
+  // calibrate --power, after every timed run (a reading at the power limit lowers the clock of what
+  // runs next): the same launch back to back under the NVML energy counter (Table XI); the rate
+  // during it is the instruction's sustained figure.
+  for (const PowerLater& pl : later) {
+    MmaRunner& r = rs[pl.runner];
+    TensorInstruction& ti = out.instructions[pl.instruction];
+    const std::string key = instruction_key(ti);
+    if (ctx.progress) ctx.progress(static_cast<double>(pl.runner) / rs.size(), key + " (power)");
+    auto pw = probes::measure_power(
+        ctx, "mma", [&](cudaStream_t s) { r.launch(pl.ilp, pl.warps, ctx.sm_count, pl.iters, s); }, pl.flop, "FLOP");
+    if (pw.value) ti.power.measured = pw.value;
+    if (pw.value && pw.rate) ti.sustained.measured = pw.rate;
+    pw.details["instruction"] = key;
+    power_rows.push_back(pw.details);
   }
   // Tensor-core ceilings: on sm_90 wgmma is the faster path for everything but FP64 and INT4, so
   // the wgmma probe fills those precisions there.

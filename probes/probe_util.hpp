@@ -67,6 +67,8 @@ inline MeasuredValue measured_seconds(const gpu::Timing& t, const std::string& p
 // asked for or the reading failed (the reason goes to the details).
 struct PowerResult {
   std::optional<MeasuredValue> value;
+  // The work rate during the reading (work_per_launch > 0): the sustained figure at the power limit.
+  std::optional<MeasuredValue> rate;
   nlohmann::json details;  // {"watts", "sm_clock_hz", "note"} or {"error"}
 };
 inline PowerResult measure_power(const ProbeContext& ctx, const std::string& probe,
@@ -98,6 +100,17 @@ inline PowerResult measure_power(const ProbeContext& ctx, const std::string& pro
     out.details["work_unit"] = work_unit;
     out.details["rate_during"] = rate;
     out.details["work_per_joule"] = rate / r.watts;
+    MeasuredValue sustained;
+    sustained.median = sustained.min = sustained.max = rate;
+    sustained.repeats = static_cast<int>(r.launches);
+    sustained.probe = probe;
+    sustained.date = m.date;
+    sustained.sm_clock_hz = r.sm_clock_hz;
+    char what[160];
+    std::snprintf(what, sizeof what, "%lld launches back to back over %.3f s during the power reading (%.4g W)",
+                  static_cast<long long>(r.launches), r.run_seconds, r.watts);
+    sustained.note = what;
+    out.rate = sustained;
     char buf[160];
     if (std::string(work_unit) == "B")
       std::snprintf(buf, sizeof buf, "; %.4g TB/s during it: %.4g pJ/B", rate / 1e12, 1e12 * r.watts / rate);

@@ -591,6 +591,7 @@ ProbeOutput run_wgmma_sp(const ProbeContext& ctx) {
       };
       auto ps = power_of(p.sparse, ts);
       if (ps.value) ti.power.measured = ps.value;
+      if (ps.value && ps.rate) ti.sustained.measured = ps.rate;
       spower = ps.details;
       if (td) dpower = power_of(p.dense, *td).details;
     }

@@ -145,6 +145,10 @@ std::vector<PowerReading> power_readings(const GpuInput& g) {
       r.rate = d->rate;
       r.per_watt = d->per_watt;
       r.source = EfficiencySource::probe_details;
+    } else if (ti.sustained.measured && ti.sustained.measured->median > 0) {
+      r.rate = ti.sustained.measured->median;  // the same reading's rate, kept in the descriptor
+      r.per_watt = r.rate / r.watts;
+      r.source = EfficiencySource::sustained_over_power;
     } else if (ti.throughput.measured && ti.throughput.measured->median > 0) {
       r.rate = ti.throughput.measured->median;
       r.per_watt = r.rate / r.watts;
@@ -237,8 +241,11 @@ void reading_cells(Table& t, std::vector<Cell>& row, const GpuInput& g, const Po
         r->source == EfficiencySource::probe_details
             ? g.hw.id + " E: the probe's work rate during the power reading (launches x work / the reading's run time) / P, "
                         "from " + probes_file(g)
-            : g.hw.id + " E: throughput.measured / P (no probe details of this reading: the throughput probe's short run, "
-                        "not the rate during the reading, and no clock correction)");
+            : r->source == EfficiencySource::sustained_over_power
+                ? g.hw.id + " E: the instruction's sustained rate (the work rate during the same power reading, kept in "
+                            "the descriptor) / P"
+                : g.hw.id + " E: throughput.measured / P (no probe details of this reading: the throughput probe's short run, "
+                            "not the rate during the reading, and no clock correction)");
   } else {
     e.text = "\u2014";
     e.source = "missing";

@@ -40,6 +40,7 @@ const std::vector<PaperPowerRow>& luo_table_xi();
 enum class EfficiencySource {
   none,                   // no rate known: E missing
   probe_details,          // probes.json: the probe's rate during the power reading / its watts
+  sustained_over_power,   // the descriptor's sustained (the rate during the reading) / power.measured.median
   throughput_over_power,  // throughput.measured.median / power.measured.median (no probe details)
 };
 

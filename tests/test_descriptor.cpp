@@ -208,6 +208,38 @@ TEST_CASE("descriptor: upsert_instruction replaces by key") {
   CHECK(d.tensor_instructions[1].shape == "m16n8k4");
 }
 
+TEST_CASE("descriptor: an instruction's power and sustained rate: YAML round trip, kept by a run without --power") {
+  HardwareDescriptor d = parse_descriptor(kMinimal, "mini.yaml");
+  TensorInstruction ti;
+  ti.api = "wgmma";
+  ti.shape = "m64n256k16";
+  ti.input = Precision::bf16;
+  ti.accumulate = Precision::fp32;
+  ti.operand_a = "ss";
+  ti.throughput.measured = MeasuredValue{938.4e12, 937e12, 939e12, 10, 0.001, "wgmma", "2026-11-26T01:52:13Z", 1.7358e9, false, "x"};
+  ti.power.measured = MeasuredValue{686, 680, 690, 14, 0, "wgmma", "2026-11-26T01:52:15Z", 1.77e9, false, "NVML"};
+  ti.sustained.measured = MeasuredValue{854.2e12, 854.2e12, 854.2e12, 596, 0, "wgmma", "2026-11-26T01:52:15Z", 1.77e9, false,
+                                        "596 launches back to back"};
+  d.upsert_instruction(ti);
+  const std::string text = to_yaml(d);
+  CHECK(text.find("sustained:") != std::string::npos);
+  const HardwareDescriptor again = parse_descriptor(text, "again.yaml");
+  REQUIRE(again.tensor_instructions.size() == 1);
+  REQUIRE(again.tensor_instructions[0].sustained.measured);
+  CHECK(again.tensor_instructions[0].sustained.measured->median == doctest::Approx(854.2e12));
+  CHECK(to_yaml(again) == text);
+  // A later run without --power replaces the throughput and keeps the reading and its rate.
+  TensorInstruction rerun = ti;
+  rerun.power = Field{Dimension::watts};
+  rerun.sustained = Field{Dimension::flop_per_second};
+  rerun.throughput.measured->median = 940e12;
+  d.upsert_instruction(rerun);
+  CHECK(d.tensor_instructions[0].throughput.measured->median == 940e12);
+  REQUIRE(d.tensor_instructions[0].sustained.measured);
+  CHECK(d.tensor_instructions[0].sustained.measured->median == 854.2e12);
+  CHECK(d.tensor_instructions[0].power.measured->median == 686);
+}
+
 TEST_CASE("descriptor: every shipped descriptor loads and round-trips exactly") {
   // Shipped files are written by the writer (or written as it would): a save changes nothing.
   const auto files = shipped();

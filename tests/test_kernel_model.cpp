@@ -440,14 +440,14 @@ TEST_CASE("predict: GEMM's CUDA-core ceiling is the outer-product rate where the
   CHECK(predict(hw, g, what_if).peak_cuda_core == 20e12);
 }
 
-TEST_CASE("predict: the clock under sustained load is stated beside a measured tensor-core ceiling (issue 14)") {
+TEST_CASE("predict: the sustained rate under the power limit is stated beside a measured tensor-core ceiling (issue 14)") {
   HardwareDescriptor hw = gh200();
   MeasuredValue ceiling;
   ceiling.median = 950e12;
   ceiling.repeats = 10;
   ceiling.probe = "wgmma";
   ceiling.date = "2026-11-26T01:00:00Z";
-  ceiling.sm_clock_hz = 1.98e9;
+  ceiling.sm_clock_hz = 1.74e9;
   hw.set_measured("compute.tensor_core.fp16", ceiling);
   hw.compute[ComputeUnit::cuda_core][Precision::fp16] = spec(Dimension::flop_per_second, 134e12);
   TensorInstruction ti;
@@ -461,26 +461,34 @@ TEST_CASE("predict: the clock under sustained load is stated beside a measured t
   const auto note = [&] {
     std::string found;
     for (const auto& line : predict(hw, gemm_model(8192, 8192, 8192, Precision::fp16)).provenance)
-      if (line.find("clock under sustained load") != std::string::npos) found = line;
+      if (line.rfind("sustained: ", 0) == 0) found = line;
     return found;
   };
   CHECK(note().empty());  // no power reading yet
   MeasuredValue watts;
-  watts.median = 700;
+  watts.median = 684;
   watts.repeats = 14;
   watts.probe = "wgmma";
   watts.date = "2026-11-26T01:00:00Z";
-  watts.sm_clock_hz = 1.584e9;  // 80% of the timed run's clock
+  watts.sm_clock_hz = 1.695e9;
+  MeasuredValue rate = watts;
+  rate.median = rate.min = rate.max = 855e12;  // 90% of the ceiling
   hw.tensor_instructions.back().power = Field{Dimension::watts};
   hw.tensor_instructions.back().power.measured = watts;
+  hw.tensor_instructions.back().sustained = Field{Dimension::flop_per_second};
+  hw.tensor_instructions.back().sustained.measured = rate;
   const std::string line = note();
   CAPTURE(line);
   CHECK(line.find("wgmma.m64n256k16.fp16.fp32") != std::string::npos);
-  CHECK(line.find("80% of the ceiling") != std::string::npos);
-  CHECK(line.find("760 TFLOP/s") != std::string::npos);
+  CHECK(line.find("= 90% of the ceiling") != std::string::npos);
+  CHECK(line.find("855 TFLOP/s") != std::string::npos);
+  CHECK(line.find("684 W") != std::string::npos);
   // The ceiling itself is not lowered (a short kernel runs at the timed clock).
   CHECK(predict(hw, gemm_model(8192, 8192, 8192, Precision::fp16)).peak_tensor_core == 950e12);
-  // A reading at the same clock says nothing.
-  hw.tensor_instructions.back().power.measured->sm_clock_hz = 1.98e9;
+  // A sustained rate within 1% of the ceiling says nothing; another instruction's reading neither.
+  hw.tensor_instructions.back().sustained.measured->median = 945e12;
+  CHECK(note().empty());
+  hw.tensor_instructions.back().sustained.measured->median = 855e12;
+  hw.tensor_instructions.back().throughput.measured->median = 940e12;
   CHECK(note().empty());
 }

@@ -237,31 +237,60 @@ TEST_CASE("power readings: E from the probe's details of the same reading, else 
   fs::remove_all(f.dir);
 }
 
-TEST_CASE("power readings of the shipped H200: probe details give E, the descriptor alone gives throughput / P") {
+TEST_CASE("power readings of the shipped H200: probe details give E, else the descriptor's sustained / P, else throughput / P") {
   const reports::ReportInput in = reports::load_report_input({kHardware / "h200.yaml"}, {});
   REQUIRE(in.gpus.size() == 1);
   REQUIRE(in.gpus[0].probes);
+  // The expected figures come from the shipped files themselves (re-calibrations change them).
+  const HardwareDescriptor hw = load_descriptor(kHardware / "h200.yaml");
+  const json probes = json::parse(std::ifstream(kHardware / "h200.probes.json"));
+  const auto instruction = [&](const std::string& key) -> const TensorInstruction* {
+    for (const auto& ti : hw.tensor_instructions)
+      if (ti.key() == key) return &ti;
+    return nullptr;
+  };
+  const auto details_of = [&](const std::string& probe, const std::string& key) {
+    json found;
+    for (const auto& row : probes["probes"][probe]["details"]["power"])
+      if (row.value("instruction", "") == key) found = row;
+    return found;
+  };
   const auto rs = reports::power_readings(in.gpus[0]);
-  const reports::PowerReading* fp16 = nullptr;
-  const reports::PowerReading* dense_wgmma = nullptr;
-  for (const auto& r : rs) {
-    if (r.key == "mma.m16n8k16.fp16.fp16") fp16 = &r;
-    if (r.key == "wgmma.m64n256k32.int8.int32.ss") dense_wgmma = &r;
+  for (const std::string key : {"mma.m16n8k16.fp16.fp16", "wgmma.m64n256k32.int8.int32.ss"}) {
+    CAPTURE(key);
+    const TensorInstruction* ti = instruction(key);
+    REQUIRE(ti);
+    REQUIRE(ti->power.measured);
+    REQUIRE(ti->sustained.measured);
+    const json d = details_of(key.rfind("wgmma", 0) == 0 ? "wgmma" : "mma", key);
+    REQUIRE(d.contains("work_per_joule"));
+    const reports::PowerReading* r = nullptr;
+    for (const auto& x : rs)
+      if (x.key == key) r = &x;
+    REQUIRE(r);
+    REQUIRE(r->measured);  // from the descriptor, not only from the details
+    CHECK(r->measured->median == ti->power.measured->median);
+    CHECK(r->watts == ti->power.measured->median);
+    CHECK(r->source == reports::EfficiencySource::probe_details);
+    CHECK(*r->per_watt == doctest::Approx(d["work_per_joule"].get<double>()).epsilon(1e-9));
+    // The descriptor keeps the same reading's rate: sustained / P is E to the rounding of P.
+    CHECK(ti->sustained.measured->median / ti->power.measured->median ==
+          doctest::Approx(d["work_per_joule"].get<double>()).epsilon(0.01));
   }
-  REQUIRE(fp16);
-  CHECK(fp16->source == reports::EfficiencySource::probe_details);
-  CHECK(fp16->watts == 657);  // shipped 2026-11-26 01:30 (H200): 656.6 W, rounded to its spread
-  CHECK(*fp16->per_watt / 1e12 == doctest::Approx(0.99098).epsilon(1e-4));  // 650.7 TFLOP/s during it / 656.6 W
-  REQUIRE(dense_wgmma);  // from wgmma-sp's details only
-  CHECK(dense_wgmma->measured == nullptr);
-  CHECK(dense_wgmma->watts == doctest::Approx(687.88).epsilon(1e-4));
-  // Without probes.json: throughput.measured / P = 649.9 / 657.
+  // Without probes.json: the descriptor's sustained / P; without that too, throughput / P.
   reports::GpuInput bare = in.gpus[0];
   bare.probes.reset();
+  const TensorInstruction* fp16 = instruction("mma.m16n8k16.fp16.fp16");
+  for (const auto& r : reports::power_readings(bare))
+    if (r.key == "mma.m16n8k16.fp16.fp16") {
+      CHECK(r.source == reports::EfficiencySource::sustained_over_power);
+      CHECK(*r.per_watt == doctest::Approx(fp16->sustained.measured->median / fp16->power.measured->median).epsilon(1e-12));
+    }
+  for (auto& ti : bare.hw.tensor_instructions) ti.sustained = Field{Dimension::flop_per_second};
   for (const auto& r : reports::power_readings(bare))
     if (r.key == "mma.m16n8k16.fp16.fp16") {
       CHECK(r.source == reports::EfficiencySource::throughput_over_power);
-      CHECK(*r.per_watt / 1e12 == doctest::Approx(649.9 / 657).epsilon(1e-6));
+      CHECK(*r.per_watt == doctest::Approx(fp16->throughput.measured->median / fp16->power.measured->median).epsilon(1e-12));
     }
 }
 
@@ -385,5 +414,10 @@ TEST_CASE("show: the paper's H800 P and E beside the power of Table XI's rows") 
   const auto h200 = test::run_ceiling("show --hw h200");
   REQUIRE(h200.rc == 0);
   CHECK(h200.out.find("188.6 W, 2.62 TFLOP/s per W") != std::string::npos);
-  CHECK(h200.out.find("657 W") != std::string::npos);
+  const HardwareDescriptor shipped = load_descriptor(kHardware / "h200.yaml");
+  for (const auto& ti : shipped.tensor_instructions)
+    if (ti.key() == "mma.m16n8k16.fp16.fp16") {
+      REQUIRE(ti.power.measured);
+      CHECK(h200.out.find(format_quantity(ti.power.measured->median, Dimension::watts)) != std::string::npos);
+    }
 }
