@@ -76,7 +76,10 @@ std::vector<DetailsReading> details_readings(const GpuInput& g) {
   if (!g.probes || !g.probes->is_object()) return out;
   const auto probes = g.probes->find("probes");
   if (probes == g.probes->end() || !probes->is_object()) return out;
-  for (const auto& [name, e] : probes->items()) {
+  for (const auto& item : probes->items()) {
+    // Named copies: a lambda may not capture a structured binding before C++20's clang 16.
+    const std::string name = item.key();
+    const json& e = item.value();
     if (!e.is_object()) continue;
     if (const auto s = e.find("skipped"); s != e.end() && !s->is_null()) continue;
     const auto d = e.find("details");
