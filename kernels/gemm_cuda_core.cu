@@ -31,6 +31,7 @@
 #include <memory>
 
 #include "gemm_common.cuh"
+#include "gpu/cp_async.cuh"
 
 namespace ceiling::kernels {
 namespace {
@@ -64,13 +65,9 @@ __global__ void transpose_b(int k, int n, const double* __restrict__ B, double* 
     Bt[static_cast<long long>(k0 + r) * n + j0 + threadIdx.x] = t[threadIdx.x][r];
 }
 
-__device__ __forceinline__ void copy16(void* smem, const void* global) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(global));
-}
-__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void wait_copies() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+using gpu::cp_async16;
+using gpu::cp_async_commit;
+using gpu::cp_async_wait;
 
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     dgemm_cuda_core(int m, int n, int k, int splits, const double* __restrict__ A, const double* __restrict__ Bt,
@@ -100,12 +97,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 #pragma unroll
     for (int i = 0; i < kAChunks; ++i) {
       const int c = tid + i * kThreads, kk = c / (kBM / 2), col = 2 * (c % (kBM / 2));
-      copy16(As + (st * kBK + kk) * kBM + col, A + row0 + col + (kk0 + kk) * m);
+      cp_async16(As + (st * kBK + kk) * kBM + col, A + row0 + col + (kk0 + kk) * m);
     }
 #pragma unroll
     for (int i = 0; i < kBChunks; ++i) {
       const int c = tid + i * kThreads, kk = c / (kBN / 2), col = 2 * (c % (kBN / 2));
-      copy16(Bs + (st * kBK + kk) * kBN + col, Bt + col0 + col + (kk0 + kk) * n);
+      cp_async16(Bs + (st * kBK + kk) * kBN + col, Bt + col0 + col + (kk0 + kk) * n);
     }
   };
 
@@ -141,9 +138,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {  // prologue: tiles 0 .. kStages - 2
     if (s < k_tiles) issue(s, s);
-    commit_copies();
+    cp_async_commit();
   }
-  wait_copies<kStages - 2>();
+  cp_async_wait<kStages - 2>();
   __syncthreads();
   load_fragments(0, 0, 0);
   for (int kt = 0; kt < k_tiles; ++kt) {
@@ -154,12 +151,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     {
       const int next = kt + kStages - 1;
       if (next < k_tiles) issue(next, next % kStages);
-      commit_copies();
+      cp_async_commit();
     }
 #pragma unroll
     for (int l = 0; l < kBK; ++l) {
       if (l == kBK - 1) {  // the next tile's first fragments: its copies must have landed
-        wait_copies<kStages - 2>();
+        cp_async_wait<kStages - 2>();
         __syncthreads();
         if (kt + 1 < k_tiles) load_fragments((kt + 1) % kStages, 0, (l + 1) & 1);
       } else {

@@ -451,7 +451,7 @@ Taken take_override(double v, const std::string& what, Dimension d, std::vector<
 // rate during that reading (back to back for over a second at the board's power limit) sits below
 // the ceiling. The ceiling stays the timed run's (a short kernel runs at that clock); the line
 // says what a kernel that runs as long as the reading can reach, and the clock NVML reported.
-std::optional<std::string> clock_under_load_note(const HardwareDescriptor& hw, Precision p, double ceiling) {
+std::optional<std::string> sustained_note(const HardwareDescriptor& hw, Precision p, double ceiling) {
   for (const auto& ti : hw.tensor_instructions) {
     if (ti.sparse || ti.input != p || !ti.throughput.measured || !ti.sustained.measured) continue;
     const MeasuredValue& t = *ti.throughput.measured;
@@ -667,7 +667,7 @@ Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const Pre
     prov.push_back("tensor-core fraction = " + num(k.tensor_core_fraction) + ": the kernel's tensor-core formulation (" +
                    k.kind + ")");
   if (!opt.peak_tensor_core_override && tc.source == "measured")
-    if (auto line = clock_under_load_note(hw, k.precision, tc.value)) prov.push_back(*line);
+    if (auto line = sustained_note(hw, k.precision, tc.value)) prov.push_back(*line);
 
   const std::set<std::string> sources{bw.source, cc.source, tc.source};
   r.source = sources.size() == 1 ? *sources.begin() : "mixed";

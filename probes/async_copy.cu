@@ -32,6 +32,7 @@
 #include <tuple>
 #include <vector>
 
+#include "gpu/cp_async.cuh"
 #include "host/async_copy.hpp"
 #include "probe_util.hpp"
 #include "registry.hpp"
@@ -47,21 +48,11 @@ constexpr double MiB = 1024.0 * 1024.0;
 
 // ---- device helpers ----
 
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void cp_async16(void* dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(src) : "memory");
-}
-__device__ __forceinline__ void cp_async4(void* dst, const void* src) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem_addr(dst)), "l"(src) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
+using gpu::cp_async16;  // gpu/cp_async.cuh, shared with kernels/gemm_cuda_core.cu
+using gpu::cp_async4;
+using gpu::cp_async_commit;
+using gpu::cp_async_wait;
+using gpu::smem_addr;
 
 // Sum of a tile's words in shared memory (every thread a share; the block's total in the caller).
 __device__ __forceinline__ ull sum_tile(const uint4* tile, int vecs) {
