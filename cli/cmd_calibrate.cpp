@@ -88,22 +88,27 @@ std::string describe(const std::string& path, const MeasuredValue& m, const Hard
          (m.flagged ? ", FLAGGED" : "") + ")";
 }
 
-// "[2/7] dram-bandwidth: running", progress at most every 0.5 s, "done in 1.2 s" (stderr).
+// "[2/7] dram-bandwidth: running", progress at most every 0.5 s (every step with -vv) with the
+// seconds since the probe started, "done in 1.2 s" (stderr).
 probes::CalibrationProgress progress_printer() {
   auto last_print = std::make_shared<std::chrono::steady_clock::time_point>();
-  return [last_print](const probes::CalibrationEvent& e) {
+  auto started = std::make_shared<std::chrono::steady_clock::time_point>();
+  return [last_print, started](const probes::CalibrationEvent& e) {
     using Kind = probes::CalibrationEvent::Kind;
     const std::string tag = "[" + std::to_string(e.index) + "/" + std::to_string(e.count) + "] " + e.probe;
     const auto now = std::chrono::steady_clock::now();
+    const bool every_step = spdlog::should_log(spdlog::level::debug);
     switch (e.kind) {
       case Kind::running:
         *last_print = now;
+        *started = now;
         std::fprintf(stderr, "%s: running\n", tag.c_str());
         break;
       case Kind::progress:
-        if (now - *last_print < std::chrono::milliseconds(500) && e.fraction < 1.0) return;
+        if (!every_step && now - *last_print < std::chrono::milliseconds(500) && e.fraction < 1.0) return;
         *last_print = now;
-        std::fprintf(stderr, "%s: %3.0f%% %s\n", tag.c_str(), 100 * e.fraction, e.label.c_str());
+        std::fprintf(stderr, "%s: %3.0f%% %s (%.2f s)\n", tag.c_str(), 100 * e.fraction, e.label.c_str(),
+                     std::chrono::duration<double>(now - *started).count());
         break;
       case Kind::done:
         std::fprintf(stderr, "%s: done in %.1f s\n", tag.c_str(), e.seconds);

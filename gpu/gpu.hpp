@@ -48,12 +48,16 @@ struct TimingOptions {
   double min_clock_ratio = 0.9; // a repeat whose clock < ratio * run max is "throttled"
   int max_retries = 2;          // retry a throttled/noisy run this many times, then flag
   double max_cv = 0.05;         // a run with CV above this is "noisy"
+  // How many timed repeats are followed by a 200 us clock sample (spread evenly, the last one
+  // always): -1 every repeat; 0 none (Timing::sm_clock_hz stays 0, no throttle check). The
+  // sample costs more than a short kernel: searches over launch configurations take 0.
+  int clock_samples = -1;
 };
 
 struct Timing {
   std::vector<double> seconds;  // one per timed repeat
   Summary summary;              // of seconds
-  double sm_clock_hz = 0;       // measured around the run (median)
+  double sm_clock_hz = 0;       // measured right after the sampled repeats (median); 0 if none
   bool flagged = false;         // still throttled/noisy after retries
   std::string flag_reason;
 };
@@ -61,6 +65,17 @@ struct Timing {
 // Times `launch` (enqueues the work on the default/given stream) with CUDA events.
 Timing time_kernel(const std::function<void(cudaStream_t)>& launch, const TimingOptions& opt = {},
                    cudaStream_t stream = nullptr);
+
+// What time_kernel did since the last reset (this process, all devices): where a probe's wall
+// time goes (calibrate -vv prints it per probe).
+struct TimingStats {
+  long calls = 0;            // time_kernel calls
+  long launches = 0;         // warm-up and timed launches
+  double timed_seconds = 0;  // sum of the timed repeats (event time)
+  double wall_seconds = 0;   // wall time inside time_kernel
+};
+TimingStats timing_stats();
+void reset_timing_stats();
 
 // Evicts the L2 by reading a buffer of twice its size (reading leaves no dirty lines to write back).
 void flush_l2(cudaStream_t stream = nullptr);

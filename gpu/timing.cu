@@ -1,5 +1,7 @@
 // Measured SM clock, CUDA-event timing with throttle/noise detection, L2 flush.
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -7,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "clock_sampling.hpp"
 #include "gpu.hpp"
 
 namespace ceiling::gpu {
@@ -47,10 +50,21 @@ __global__ void clock_sampler(unsigned long long ns, long long* cycles, long lon
   }
 }
 
+// Holds its stream until the host sets *flag (host-mapped) or `timeout_ns` passed: the repeat
+// behind it is queued whole before it starts, so the timed region holds no host launch gaps
+// (nvbench's blocking kernel, written anew). The timeout keeps a launch that synchronizes
+// from deadlocking; it then costs the timeout, not a hang.
+__global__ void gate_kernel(const volatile int* flag, unsigned long long timeout_ns) {
+  const unsigned long long t0 = global_timer_ns();
+  while (*flag == 0 && global_timer_ns() - t0 < timeout_ns) __nanosleep(200);
+}
+
 struct ClockScratch {
   long long* cycles = nullptr;
   long long* nanos = nullptr;
   float* sink = nullptr;
+  int* gate_host = nullptr;    // host-mapped flag of gate_kernel
+  int* gate_device = nullptr;
   int capacity = 0;
 };
 
@@ -66,6 +80,10 @@ ClockScratch& scratch_for_current_device(int blocks) {
     if (s.cycles) CUDA_CHECK(cudaFree(s.cycles));
     if (s.nanos) CUDA_CHECK(cudaFree(s.nanos));
     if (!s.sink) CUDA_CHECK(cudaMalloc(&s.sink, sizeof(float)));
+    if (!s.gate_host) {
+      CUDA_CHECK(cudaHostAlloc(&s.gate_host, sizeof(int), cudaHostAllocMapped));
+      CUDA_CHECK(cudaHostGetDevicePointer(&s.gate_device, s.gate_host, 0));
+    }
     CUDA_CHECK(cudaMalloc(&s.cycles, blocks * sizeof(long long)));
     CUDA_CHECK(cudaMalloc(&s.nanos, blocks * sizeof(long long)));
     s.capacity = blocks;
@@ -91,8 +109,26 @@ double hz_of(long long cycles, long long nanos) {
 
 // A short one-block sample enqueued after each timed repeat: the clock right after the work.
 constexpr unsigned long long kSampleNs = 200'000;
+constexpr unsigned long long kGateTimeoutNs = 20'000'000;
 
 }  // namespace
+
+namespace {
+
+std::mutex stats_mutex;
+TimingStats stats;
+
+}  // namespace
+
+TimingStats timing_stats() {
+  std::lock_guard<std::mutex> lock(stats_mutex);
+  return stats;
+}
+
+void reset_timing_stats() {
+  std::lock_guard<std::mutex> lock(stats_mutex);
+  stats = {};
+}
 
 double measure_sm_clock_hz(int ordinal, double seconds) {
   if (!(seconds > 0)) throw std::invalid_argument("measure_sm_clock_hz: seconds must be > 0");
@@ -133,46 +169,81 @@ Timing time_kernel(const std::function<void(cudaStream_t)>& launch, const Timing
   } events{start, stop};
 
   Timing t;
+  const auto wall0 = std::chrono::steady_clock::now();
+  long launches = 0;
+  double timed = 0;
   for (int attempt = 0; attempt <= opt.max_retries; ++attempt) {
+    launches += opt.warmup + opt.repeats;
     for (int i = 0; i < opt.warmup; ++i) {
       launch(stream);
       CUDA_CHECK_LAUNCH();
     }
     std::vector<double> seconds(opt.repeats);
+    const std::vector<int> sampled = sampled_repeats(opt.repeats, opt.clock_samples);
+    std::size_t next_sample = 0;
     for (int r = 0; r < opt.repeats; ++r) {
+      // The clock sample after a repeat also kept the GPU busy while the host queued the next
+      // one (200 us); a repeat with no sample before it waits behind the gate instead. (Without
+      // either, back-to-back in-L2 launches ran at the host's launch rate: the L2 first-byte
+      // terms doubled on an H200.)
+      // A cold repeat's flush keeps the GPU busy while the host queues the repeat, as it always did.
+      const bool gated = !opt.flush_l2 && r > 0 && (next_sample == 0 || sampled[next_sample - 1] != r - 1);
+      if (gated) {
+        *reinterpret_cast<volatile int*>(s.gate_host) = 0;
+        gate_kernel<<<1, 1, 0, stream>>>(s.gate_device, kGateTimeoutNs);
+        CUDA_CHECK_LAUNCH();
+      }
       if (opt.flush_l2) flush_l2(stream);
       CUDA_CHECK(cudaEventRecord(start, stream));
       launch(stream);
       CUDA_CHECK_LAUNCH();
       CUDA_CHECK(cudaEventRecord(stop, stream));
+      if (gated) {
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        *reinterpret_cast<volatile int*>(s.gate_host) = 1;
+      }
       // Clock sample after the timed region: how fast the SMs ran right after this repeat.
-      clock_sampler<<<1, 32, 0, stream>>>(kSampleNs, s.cycles + r, s.nanos + r, s.sink);
-      CUDA_CHECK_LAUNCH();
+      if (next_sample < sampled.size() && sampled[next_sample] == r) {
+        clock_sampler<<<1, 32, 0, stream>>>(kSampleNs, s.cycles + next_sample, s.nanos + next_sample, s.sink);
+        CUDA_CHECK_LAUNCH();
+        ++next_sample;
+      }
       CUDA_CHECK(cudaEventSynchronize(stop));
       float ms = 0;
       CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
       seconds[r] = ms * 1e-3;
     }
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    std::vector<long long> c(opt.repeats), n(opt.repeats);
-    CUDA_CHECK(cudaMemcpy(c.data(), s.cycles, opt.repeats * sizeof(long long), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(n.data(), s.nanos, opt.repeats * sizeof(long long), cudaMemcpyDeviceToHost));
-    std::vector<double> hz(opt.repeats);
-    for (int r = 0; r < opt.repeats; ++r) hz[r] = hz_of(c[r], n[r]);
-    const double hz_max = *std::max_element(hz.begin(), hz.end());
-    const double hz_min = *std::min_element(hz.begin(), hz.end());
+    const std::size_t ns = sampled.size();
+    std::vector<long long> c(ns), n(ns);
+    if (ns) {
+      CUDA_CHECK(cudaMemcpy(c.data(), s.cycles, ns * sizeof(long long), cudaMemcpyDeviceToHost));
+      CUDA_CHECK(cudaMemcpy(n.data(), s.nanos, ns * sizeof(long long), cudaMemcpyDeviceToHost));
+    }
+    std::vector<double> hz(ns);
+    for (std::size_t r = 0; r < ns; ++r) hz[r] = hz_of(c[r], n[r]);
+    const double hz_max = ns ? *std::max_element(hz.begin(), hz.end()) : 0.0;
+    const double hz_min = ns ? *std::min_element(hz.begin(), hz.end()) : 0.0;
 
+    for (double x : seconds) timed += x;
     t.seconds = std::move(seconds);
     t.summary = summarize(t.seconds);
-    t.sm_clock_hz = median(hz);
+    t.sm_clock_hz = ns ? median(hz) : 0.0;
     t.flag_reason.clear();
-    if (hz_min < opt.min_clock_ratio * hz_max)
+    if (ns && hz_min < opt.min_clock_ratio * hz_max)
       t.flag_reason = "throttled: SM clock fell to " + std::to_string(hz_min / 1e6) + " MHz (max " +
                       std::to_string(hz_max / 1e6) + " MHz)";
     else if (opt.repeats > 1 && t.summary.cv > opt.max_cv)
       t.flag_reason = "noisy: CV " + std::to_string(t.summary.cv) + " > " + std::to_string(opt.max_cv);
     t.flagged = !t.flag_reason.empty();
     if (!t.flagged) break;
+  }
+  {
+    std::lock_guard<std::mutex> lock(stats_mutex);
+    stats.calls += 1;
+    stats.launches += launches;
+    stats.timed_seconds += timed;
+    stats.wall_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   }
   return t;
 }

@@ -201,6 +201,7 @@ CalibrationResult run_calibration(const CalibrationOptions& opt, const Calibrati
     ProbeRunSummary sum;
     sum.name = p.name;
     const auto t0 = std::chrono::steady_clock::now();
+    gpu::reset_timing_stats();
     ctx.progress = [&](double f, const std::string& what) {
       CalibrationEvent e = base_event;
       e.kind = CalibrationEvent::Kind::progress;
@@ -267,6 +268,11 @@ CalibrationResult run_calibration(const CalibrationOptions& opt, const Calibrati
     }
     ctx.progress = nullptr;
     sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    {
+      const gpu::TimingStats ts = gpu::timing_stats();
+      spdlog::debug("{}: {:.2f} s; time_kernel: {} calls, {} launches, {:.2f} s timed, {:.2f} s inside", tag,
+                    sum.seconds, ts.calls, ts.launches, ts.timed_seconds, ts.wall_seconds);
+    }
     if (skipped) {
       entry["skipped"] = *skipped;
       sum.status = ProbeStatus::skipped;

@@ -96,9 +96,12 @@ BandwidthResult stream_bandwidth(StreamPattern p, std::size_t elements, const st
 
 // All SMs re-reading a buffer of `buffer_bytes` with ld.cg, `passes` times per launch; each block
 // re-reads its own slice (so each line lives in the L2 partition next to the SM reading it).
+// final_passes > 0: the search's launches take `passes`, the timed best one `final_passes` (a
+// longer launch: less of its time is the launch's ramp and tail).
 BandwidthResult l2_bandwidth(std::size_t buffer_bytes, int passes, const std::vector<LaunchConfig>& candidates,
                              const gpu::TimingOptions& opt, int search_repeats = 5,
-                             gpu::PowerMeter* power = nullptr, gpu::PowerReading* power_out = nullptr);
+                             gpu::PowerMeter* power = nullptr, gpu::PowerReading* power_out = nullptr,
+                             int final_passes = 0);
 
 // Per-SM bytes per clock: one 1024-thread block per SM re-reading `window_bytes` through L1
 // (ld.ca) or shared memory, `iterations` times; cycles from clock64 inside each block.

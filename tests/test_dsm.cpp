@@ -173,6 +173,9 @@ TEST_CASE("dsm reference: histogram bins spread over the cluster and the CPU his
   CHECK(dsm::sum_partials(partials, clusters, bins) == h);
   partials[bins + 7]++;  // one count too many shows
   CHECK(dsm::sum_partials(partials, clusters, bins) != h);
+  // One CPU pass at the largest bin count serves the smaller ones (the probe's sweep).
+  for (int small : {256, 1024, 2048}) CHECK(dsm::fold_histogram(dsm::cpu_histogram(input, 8192), small) == dsm::cpu_histogram(input, small));
+  CHECK(dsm::fold_histogram(h, 3).empty());  // 3 does not divide 2048: no fold
   // Sweeps: every histogram configuration divides its bins; quick is a subset of the full sweep.
   for (bool quick : {false, true})
     for (int b : dsm::histogram_bins(quick))

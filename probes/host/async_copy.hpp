@@ -136,14 +136,13 @@ inline uint64_t tile_sum(const CopyConfig& c, std::size_t t, const std::vector<u
 }
 
 // Block b copies tiles b, b + grid, b + 2 grid, ...: the sum each block must report.
-inline std::vector<uint64_t> expected_block_sums(const CopyConfig& c, std::size_t bytes, int grid,
-                                                 const std::vector<uint64_t>& prefix) {
-  if (grid < 1) throw std::invalid_argument("expected_block_sums: grid must be >= 1");
-  if ((prefix.size() - 1) * kGranuleBytes < bytes) throw std::invalid_argument("expected_block_sums: prefix too short");
-  std::vector<uint64_t> out(static_cast<std::size_t>(grid), 0);
-  const std::size_t n = tile_count(c, bytes), g = static_cast<std::size_t>(grid);
+// Each tile's sum (tile t is copied by block t % grid, so a block's sum folds these).
+inline std::vector<uint64_t> expected_tile_sums(const CopyConfig& c, std::size_t bytes, const std::vector<uint64_t>& prefix) {
+  if ((prefix.size() - 1) * kGranuleBytes < bytes) throw std::invalid_argument("expected_tile_sums: prefix too short");
+  const std::size_t n = tile_count(c, bytes);
+  std::vector<uint64_t> out(n, 0);
   if (c.method != Method::tensor_2d) {
-    for (std::size_t t = 0; t < n; ++t) out[t % g] += tile_sum(c, t, prefix);
+    for (std::size_t t = 0; t < n; ++t) out[t] = tile_sum(c, t, prefix);
     return out;
   }
   // 2D: row by row in address order (the prefix array is read once, in order: a 1 GiB buffer's
@@ -154,10 +153,24 @@ inline std::vector<uint64_t> expected_block_sums(const CopyConfig& c, std::size_
   for (std::size_t r = 0; r < rows; ++r) {
     const std::size_t first_tile = r / static_cast<std::size_t>(c.box_rows) * per_row;
     std::size_t gi = r * (kTensorRowBytes / kGranuleBytes);
-    for (std::size_t col = 0; col < per_row; ++col, gi += granules)
-      out[(first_tile + col) % g] += prefix[gi + granules] - prefix[gi];
+    for (std::size_t col = 0; col < per_row; ++col, gi += granules) out[first_tile + col] += prefix[gi + granules] - prefix[gi];
   }
   return out;
+}
+
+// Block b's expected sum: the tiles t with t % grid == b.
+inline std::vector<uint64_t> fold_tile_sums(const std::vector<uint64_t>& tiles, int grid) {
+  if (grid < 1) throw std::invalid_argument("fold_tile_sums: grid must be >= 1");
+  std::vector<uint64_t> out(static_cast<std::size_t>(grid), 0);
+  for (std::size_t t = 0; t < tiles.size(); ++t) out[t % static_cast<std::size_t>(grid)] += tiles[t];
+  return out;
+}
+
+inline std::vector<uint64_t> expected_block_sums(const CopyConfig& c, std::size_t bytes, int grid,
+                                                 const std::vector<uint64_t>& prefix) {
+  if (grid < 1) throw std::invalid_argument("expected_block_sums: grid must be >= 1");
+  if ((prefix.size() - 1) * kGranuleBytes < bytes) throw std::invalid_argument("expected_block_sums: prefix too short");
+  return fold_tile_sums(expected_tile_sums(c, bytes, prefix), grid);
 }
 
 // Bytes each launch copies (whole tiles only).

@@ -126,6 +126,16 @@ inline std::vector<uint32_t> cpu_histogram(const std::vector<uint32_t>& input, i
   return h;
 }
 
+// A histogram of `bins` bins from one of a multiple of `bins` bins over the same input (bin = value
+// % bins, and value % bins == (value % B) % bins when bins divides B): one CPU pass serves every
+// bin count of the sweep. Empty when bins does not divide the larger histogram's size.
+inline std::vector<uint32_t> fold_histogram(const std::vector<uint32_t>& wide, int bins) {
+  if (bins < 1 || wide.size() % static_cast<size_t>(bins)) return {};
+  std::vector<uint32_t> h(static_cast<size_t>(bins), 0);
+  for (size_t i = 0; i < wide.size(); ++i) h[i % static_cast<size_t>(bins)] += wide[i];
+  return h;
+}
+
 // The clusters' partial histograms (clusters x bins, one row per cluster) summed per bin.
 inline std::vector<uint32_t> sum_partials(const std::vector<uint32_t>& partials, int clusters, int bins) {
   std::vector<uint32_t> h(static_cast<size_t>(bins), 0);

@@ -32,6 +32,35 @@ TEST_CASE("measured SM clock is plausible and time_kernel times a memset") {
   CUDA_CHECK(cudaDeviceSynchronize());
 }
 
+TEST_CASE("time_kernel without clock samples: gated repeats, no clock, a launch that synchronizes still ends") {
+  gpu::DeviceBuffer<char> buf(16 << 20);
+  gpu::TimingOptions opt;
+  opt.repeats = 6;
+  opt.clock_samples = 0;
+  auto launch = [&](cudaStream_t s) {
+    for (int i = 0; i < 8; ++i) CUDA_CHECK(cudaMemsetAsync(buf.data(), i, buf.bytes(), s));
+  };
+  const auto t = gpu::time_kernel(launch, opt);
+  REQUIRE(t.seconds.size() == 6);
+  CHECK(t.summary.min > 0);
+  CHECK(t.sm_clock_hz == 0);
+  opt.clock_samples = 2;
+  const auto t2 = gpu::time_kernel(launch, opt);
+  CHECK(t2.sm_clock_hz > 2e8);
+  // A launch that waits for the device inside the timed region: the gate times out instead of
+  // deadlocking (each gated repeat then costs the gate's timeout).
+  opt.clock_samples = 0;
+  opt.repeats = 2;
+  const auto t3 = gpu::time_kernel([&](cudaStream_t s) {
+    CUDA_CHECK(cudaMemsetAsync(buf.data(), 3, buf.bytes(), s));
+    CUDA_CHECK(cudaStreamSynchronize(s));
+  }, opt);
+  CHECK(t3.seconds.size() == 2);
+  char first = 0;
+  CUDA_CHECK(cudaMemcpy(&first, buf.data(), 1, cudaMemcpyDeviceToHost));
+  CHECK(first == 3);
+}
+
 TEST_CASE("pointer chase: every mode follows its ring and L1 < L2 < DRAM") {
   mem::PointerChase chase(64 << 20);
   const auto l1 = chase.run({mem::ChaseMode::ca, 8 << 10, 32, 2048});
