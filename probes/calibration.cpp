@@ -259,6 +259,17 @@ CalibrationResult run_calibration(const CalibrationOptions& opt, const Calibrati
           for (const auto& r : po.ramps) d.memory[r.level].ramp[r.pattern] = r.table;
           sum.fields = po.fields;
           entry["details"] = po.details;
+          // A run without --power keeps the descriptor's power fields (merge) and, here, the
+          // readings behind them: the previous run's details["power"], with its date.
+          if (!ctx.power && entry["details"].is_object() && !entry["details"].contains("power")) {
+            const auto prev = pj["probes"].find(p.name);
+            if (prev != pj["probes"].end() && prev->is_object() && prev->contains("details") &&
+                (*prev)["details"].is_object() && (*prev)["details"].contains("power")) {
+              entry["details"]["power"] = (*prev)["details"]["power"];
+              entry["details"]["power_measured"] =
+                  (*prev)["details"].value("power_measured", prev->value("date", std::string()));
+            }
+          }
         }
       } catch (const std::exception& e) {
         skipped = std::string("failed: ") + e.what();
