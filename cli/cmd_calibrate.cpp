@@ -174,6 +174,7 @@ int run_calibrate(const CalibrateOptions& opt) {
   o.id_from_name = [](const std::string& name) { return id_from_name(name); };
   o.remeasure_architecture = opt.remeasure_architecture;
   o.power = opt.power;
+  o.tc_rest_ms = opt.tc_rest_ms;
   probes::CalibrationResult r;
   try {
     r = probes::run_calibration(o, progress_printer());
@@ -383,6 +384,7 @@ int run_calibrate_devices(const CalibrateOptions& opt) {
       if (opt.quick) argv.push_back("--quick");
       if (opt.remeasure_architecture) argv.push_back("--remeasure-architecture");
       if (opt.power) argv.push_back("--power");
+      if (opt.tc_rest_ms != 50) argv.insert(argv.end(), {"--tc-rest-ms", std::to_string(opt.tc_rest_ms)});
       c.pid = spawn_to_files(argv, dir / (c.file_stem + ".calibrate.json"), dir / (c.file_stem + ".calibrate.log"));
       spdlog::info("calibrate --devices: device {} ({}) started -> {}", c.device, c.name.empty() ? "?" : c.name,
                    (dir / (c.file_stem + ".yaml")).string());
@@ -524,6 +526,12 @@ Subcommand add_calibrate(CLI::App& root) {
                   "it: mma and wgmma-sp (watts and TFLOP/W per instruction, dense and sparse), dram-bandwidth and "
                   "l2-bandwidth (watts and pJ per byte). Each best configuration runs again for >= 0.5 s and at least "
                   "10 updates of the energy counter; adds about 30 s");
+  s.app->add_option("--tc-rest-ms", opt->tc_rest_ms,
+                    "Idle (ms) before each counted wgmma / wgmma-sp run, 0-60000 (default 50). The tensor cores' "
+                    "clock follows how long the GPU rested: a benchmark started as its own process rests for "
+                    "hundreds of ms and may report a few % more (see docs/PEERS.md); each rest adds to the run time "
+                    "about 40 times this value")
+      ->check(CLI::Range(0, 60000));
   s.app->add_option("--devices", opt->devices,
                     "Calibrate several GPUs at once, one process each: all, or ordinals like 0,2,5. Each GPU's "
                     "descriptor goes to --out-dir as <id>-<UUID prefix>.yaml, with its log; a GPU that fails is "

@@ -44,6 +44,7 @@ struct CalibrateOptions {
   bool json = false;
   bool remeasure_architecture = false;  // run the per-architecture probes even where reusable
   bool power = false;                   // NVML board power under the probes that support it
+  int tc_rest_ms = 50;                  // idle before each counted wgmma / wgmma-sp run
   // --devices all|0,2,5: one calibration per GPU, all at once (one process each), descriptors in
   // out_dir named <id>-<uuid prefix>.yaml (issue 16).
   std::string devices;

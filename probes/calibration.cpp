@@ -168,6 +168,9 @@ CalibrationResult run_calibration(const CalibrationOptions& opt, const Calibrati
   ProbeContext ctx;
   ctx.device = opt.device;
   ctx.quick = opt.quick;
+  if (opt.tc_rest_ms < 0 || opt.tc_rest_ms > 60000)
+    throw std::invalid_argument("calibrate: --tc-rest-ms " + std::to_string(opt.tc_rest_ms) + " out of range (0..60000)");
+  ctx.tc_rest_ms = opt.tc_rest_ms;
   ctx.sm_count = dev.sm_count;
   ctx.cc_major = dev.cc_major;
   ctx.cc_minor = dev.cc_minor;

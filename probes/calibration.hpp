@@ -36,6 +36,8 @@ struct CalibrationOptions {
   bool remeasure_architecture = false;
   // Board power through NVML under the probes that support it (ProbeContext::power).
   bool power = false;
+  // Idle before each counted tensor-core run (ProbeContext::tc_rest_ms).
+  int tc_rest_ms = 50;
 };
 
 // ok: measured now; skipped: could not run (reason); reused: a per-architecture probe's results

@@ -465,9 +465,9 @@ ProbeOutput run_mma(const ProbeContext& ctx) {
     // Full-GPU run at the best point: events for FLOP/s, clock64 for FMA/clock/SM.
     const double cyc_per_iter = best_w * best_i * r.fma_per_mma / best;
     const int iters = std::max(64, static_cast<int>(4e6 / cyc_per_iter));  // ~2 ms at 2 GHz
-    gpu::TimingOptions opt;
-    opt.warmup = 2;
-    opt.repeats = ctx.quick ? 5 : 10;
+    gpu::TimingOptions opt;  // one warm-up and five repeats (~12 ms), as wgmma
+    opt.warmup = 1;
+    opt.repeats = 5;
     const gpu::Timing t = gpu::time_kernel(
         [&](cudaStream_t s) { r.launch(best_i, best_w, ctx.sm_count, iters, s); }, opt);
     const double fma_total = r.fma_per_mma * best_i * best_w * static_cast<double>(iters) * ctx.sm_count;

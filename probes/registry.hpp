@@ -27,6 +27,9 @@ struct ProbeContext {
   // dram-bandwidth, l2-bandwidth) run their best configuration again under it and record watts.
   // Null: not asked for, or NVML not available.
   gpu::PowerMeter* power = nullptr;
+  // Milliseconds of idle before each counted wgmma / wgmma-sp run: the tensor cores' clock (and
+  // so their FLOP/s) follows how long the GPU rested before (calibrate --tc-rest-ms).
+  int tc_rest_ms = 50;
   // Progress for long probes: fraction in [0,1] and a short label; may be empty.
   std::function<void(double, const std::string&)> progress;
 };

@@ -20,9 +20,9 @@
 namespace ceiling::probes::compute {
 namespace {
 
-// The rest before each counted run. Shorter rests cost figures (H200, 2026-11-26, two runs each:
-// 20 ms FP8 -1.0%, FP16 -0.5%; 10 ms FP8 -1.1%, FP16 -0.6% against 50 ms).
-constexpr int kRestMs = 50;
+// The rest before each counted run is ProbeContext::tc_rest_ms (default 50 ms). Shorter rests
+// cost figures (H200, 2026-11-26, two runs each: 20 ms FP8 -1.0%, FP16 -0.5%; 10 ms FP8 -1.1%,
+// FP16 -0.6% against 50 ms).
 
 using namespace wgmma_ops;
 
@@ -425,7 +425,7 @@ ProbeOutput run_wgmma(const ProbeContext& ctx) {
       r.load(kind, rng);
       if (kind == 1) {
         CUDA_CHECK(cudaDeviceSynchronize());
-        std::this_thread::sleep_for(std::chrono::milliseconds(kRestMs));
+        std::this_thread::sleep_for(std::chrono::milliseconds(ctx.tc_rest_ms));
       }
       const gpu::Timing t = gpu::time_kernel([&](cudaStream_t s) { r.launch(best_wg, ctx.sm_count, iters, s); },
                                              kind == 1 ? opt : detail_opt);

@@ -55,9 +55,9 @@
 namespace ceiling::probes::compute {
 namespace {
 
-// The rest before each counted run. Shorter rests cost figures (H200, 2026-11-26, two runs each:
-// 20 ms FP8 -1.0%, FP16 -0.5%; 10 ms FP8 -1.1%, FP16 -0.6% against 50 ms).
-constexpr int kRestMs = 50;
+// The rest before each counted run is ProbeContext::tc_rest_ms (default 50 ms). Shorter rests
+// cost figures (H200, 2026-11-26, two runs each: 20 ms FP8 -1.0%, FP16 -0.5%; 10 ms FP8 -1.1%,
+// FP16 -0.6% against 50 ms).
 
 constexpr int kMaxWarpgroups = 3;  // 128 f32 accumulators (N=256) + operands per thread: 3 fit
 constexpr int kUnroll = 4;         // wgmmas per commit group in the throughput loop
@@ -573,7 +573,7 @@ ProbeOutput run_wgmma_sp(const ProbeContext& ctx) {
       f.run_clock_hz = median(c) / f.t.summary.median;
     };
     CUDA_CHECK(cudaDeviceSynchronize());
-    std::this_thread::sleep_for(std::chrono::milliseconds(kRestMs));
+    std::this_thread::sleep_for(std::chrono::milliseconds(ctx.tc_rest_ms));
     std::optional<Full> fd;
     Full fs;
     if (td) {

@@ -5,7 +5,8 @@
 #
 # PEERS_DIR: the peers bundle (../shared/peers copied as .peers, with run-peers.sh); CEILING: the
 # ceiling binary (default bundle/bin/ceiling, else build/cli/ceiling). Runs `ceiling calibrate`
-# REPEATS times (default 3, each a fresh descriptor from the shipped spec one), then run-peers.sh
+# REPEATS times (default 3, each a fresh descriptor from the shipped spec one), the wgmma probe once
+# more with REST_MS (default 500) of rest before each counted run, then run-peers.sh
 # (PEERS_BUDGET_S, PEERS_ONLY as it documents), then scripts/compare-peers.py. Writes
 #   OUTDIR/ours-N.yaml (+ .probes.json, calibrate-N.log), OUTDIR/peers/*.txt, OUTDIR/peers.log,
 #   OUTDIR/peers-<id>-<date>.md and .json: figure, ours (median; spread), each peer, ratio, verdict.
@@ -50,7 +51,21 @@ for i in $(seq 1 "$repeats"); do
   fi
 done
 ((${#ours[@]})) || { echo "compare-peers: no calibration succeeded" >&2; exit 1; }
+# wgmma once more with a longer rest before each counted run (REST_MS, default 500; 0 skips): a
+# peer started as its own process rests that long before its one timed run (docs/PEERS.md).
+rest_ms=${REST_MS:-500}
+rested=()
+if ((rest_ms > 0)); then
+  rm -f "$out/ours-rested.yaml" "$out/ours-rested.probes.json"
+  if "$ceiling" calibrate "${base[@]}" --probes wgmma --tc-rest-ms "$rest_ms" --out "$out/ours-rested.yaml" \
+       > "$out/calibrate-rested.log" 2>&1; then
+    "$ceiling" show --hw "$out/ours-rested.yaml" --json > "$out/ours-rested.json"
+    rested=(--rested "$out/ours-rested.json" --rested-ms "$rest_ms")
+  else
+    echo "compare-peers: the rested wgmma calibration failed (see $out/calibrate-rested.log)" >&2
+  fi
+fi
 OUT="$out" bash "$peers/run-peers.sh" > /dev/null 2>&1
 echo "compare-peers: peers done ($(grep -c '^===' "$out/peers.log" 2>/dev/null) steps)" >&2
-python3 "$here/compare-peers.py" "${ours[@]}" --peers "$out/peers" \
+python3 "$here/compare-peers.py" "${ours[@]}" "${rested[@]}" --peers "$out/peers" \
   --out "$out/peers-${id:-gpu}-$date"
