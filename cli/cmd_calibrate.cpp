@@ -528,9 +528,9 @@ Subcommand add_calibrate(CLI::App& root) {
                   "10 updates of the energy counter; adds about 30 s");
   s.app->add_option("--tc-rest-ms", opt->tc_rest_ms,
                     "Idle (ms) before each counted wgmma / wgmma-sp run, 0-60000 (default 50). The tensor cores' "
-                    "clock follows how long the GPU rested: a benchmark started as its own process rests for "
-                    "hundreds of ms and may report a few % more (see docs/PEERS.md); each rest adds to the run time "
-                    "about 40 times this value")
+                    "clock follows what ran before (shorter rests lower the figures; see docs/PEERS.md): a "
+                    "benchmark started as its own process rests for "
+                    "hundreds of ms before its one run; each rest adds to the run time about 40 times this value")
       ->check(CLI::Range(0, 60000));
   s.app->add_option("--devices", opt->devices,
                     "Calibrate several GPUs at once, one process each: all, or ordinals like 0,2,5. Each GPU's "

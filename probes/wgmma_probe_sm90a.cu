@@ -436,9 +436,12 @@ ProbeOutput run_wgmma(const ProbeContext& ctx) {
       // SM clock during the run from clock64 cycles over event time; the post-run sample reads
       // high because the clock recovers as soon as the tensor cores go idle.
       const double run_clock_hz = median(c) / t.summary.median;
+      // Each timed launch's rate in order: how the clock (and so the rate) falls over the window.
+      nlohmann::json per_launch = nlohmann::json::array();
+      for (double x : t.seconds) per_launch.push_back(2.0 * fma_total / x);
       dj[what] = {{"flop_per_s", 2.0 * fma_total / t.summary.median}, {"sm_clock_hz", run_clock_hz},
                   {"sm_clock_hz_after_run", t.sm_clock_hz}, {"fma_per_clock_per_sm", median(per_sm)},
-                  {"flagged", t.flagged}};
+                  {"flop_per_s_per_launch", per_launch}, {"flagged", t.flagged}};
       if (kind == 1) {
         const std::string note = std::to_string(4 * best_wg) + " warps (" + std::to_string(best_wg) +
                                  " warpgroups) per SM, random data, " + std::to_string(kUnroll) +

@@ -6,7 +6,7 @@
 # PEERS_DIR: the peers bundle (../shared/peers copied as .peers, with run-peers.sh); CEILING: the
 # ceiling binary (default bundle/bin/ceiling, else build/cli/ceiling). Runs `ceiling calibrate`
 # REPEATS times (default 3, each a fresh descriptor from the shipped spec one), the wgmma probe once
-# more with REST_MS (default 500) of rest before each counted run, then run-peers.sh
+# more alone (REST_MS, default 500, before each counted run), then run-peers.sh
 # (PEERS_BUDGET_S, PEERS_ONLY as it documents), then scripts/compare-peers.py. Writes
 #   OUTDIR/ours-N.yaml (+ .probes.json, calibrate-N.log), OUTDIR/peers/*.txt, OUTDIR/peers.log,
 #   OUTDIR/peers-<id>-<date>.md and .json: figure, ours (median; spread), each peer, ratio, verdict.
@@ -51,8 +51,8 @@ for i in $(seq 1 "$repeats"); do
   fi
 done
 ((${#ours[@]})) || { echo "compare-peers: no calibration succeeded" >&2; exit 1; }
-# wgmma once more with a longer rest before each counted run (REST_MS, default 500; 0 skips): a
-# peer started as its own process rests that long before its one timed run (docs/PEERS.md).
+# The wgmma probe once more, alone in a process of its own as each peer run is, with REST_MS (default
+# 500; 0 skips) before each counted run: inside a full calibration it ran ~3% slower (docs/PEERS.md).
 rest_ms=${REST_MS:-500}
 rested=()
 if ((rest_ms > 0)); then

@@ -55,7 +55,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check(rows["latency.l1"]["verdict"] == "ours lower", "L1 latency verdict")
     check("Peer ahead on" in md and "L2 at 30 MiB" in md, "markdown summary line")
     check("the peer's figure at that rate needs" in md, "wgmma clock note")
-    # A rested wgmma run (calibrate --tc-rest-ms): shown on the wgmma rows a peer leads.
+    # The wgmma probe alone (calibrate --probes wgmma --tc-rest-ms): shown on the wgmma rows a peer leads.
     show = json.load(open(os.path.join(DATA, "ours-1.json")))
     for ti in show["tensor_instructions"]:
         if ti.get("key") == "wgmma.m64n256k16.fp16.fp32.ss":
@@ -71,12 +71,12 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r2.returncode == 0, f"rested: exit {r2.returncode}: {r2.stderr}")
     rrows = {row["figure"]: row for row in json.load(open(prefix + "-rested.json"))["rows"]}
     check(rrows["wgmma.fp16"]["ours"] == rows["wgmma.fp16"]["ours"], "the rested run does not replace ours")
-    check(rrows["wgmma.fp16"]["verdict"] == "peer ahead; after a 400 ms rest ours >= best peer",
+    check(rrows["wgmma.fp16"]["verdict"] == "peer ahead; ours alone >= best peer",
           f"rested fp16 verdict: {rrows['wgmma.fp16']['verdict']}")
-    check(rrows["wgmma.tf32"]["verdict"] == "peer ahead; after a 400 ms rest ours < best peer",
+    check(rrows["wgmma.tf32"]["verdict"] == "peer ahead; ours alone < best peer",
           f"rested tf32 verdict: {rrows['wgmma.tf32']['verdict']}")
-    check("(calibrate --tc-rest-ms 400) ours 940.8" in rrows["wgmma.fp16"]["note"], rrows["wgmma.fp16"]["note"])
-    check("after a longer rest ours >= the best peer on 1: wgmma FP16 N=256" in open(prefix + "-rested.md").read(),
+    check("(calibrate --probes wgmma --tc-rest-ms 400, a process of its own) 940.8" in rrows["wgmma.fp16"]["note"], rrows["wgmma.fp16"]["note"])
+    check("our probe alone (a process of its own) >= the best peer on 1: wgmma FP16 N=256" in open(prefix + "-rested.md").read(),
           "rested summary line")
     # A missing peers directory: one line, exit 1.
     bad = subprocess.run([sys.executable, SCRIPT, "--ours", os.path.join(DATA, "ours-1.json"), "--peers",
