@@ -362,12 +362,11 @@ BandwidthResult search_and_time(const std::vector<LaunchConfig>& candidates, dou
 }
 
 // ---- L2: all SMs re-reading a buffer with ld.cg (uint4), wrapping 64-bit checksum ----
-__host__ __device__ inline unsigned l2_word(std::size_t i) { return static_cast<unsigned>(i * 2654435761ULL >> 7); }
 
 __global__ void init_words(uint4* w, std::size_t n) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-    w[i] = make_uint4(l2_word(4 * i), l2_word(4 * i + 1), l2_word(4 * i + 2), l2_word(4 * i + 3));
+    w[i] = make_uint4(l2check::word(4 * i), l2check::word(4 * i + 1), l2check::word(4 * i + 2), l2check::word(4 * i + 3));
 }
 
 template <int F>
@@ -503,11 +502,10 @@ L2Fn l2_fn8(int unroll) {
 template <int F>
 L2Fn l2_fn_columns(int rows) {
   switch (rows) {
-    case 8: return l2_kernel8_columns<8, F>;
     case 16: return l2_kernel8_columns<16, F>;
     case 32: return l2_kernel8_columns<32, F>;
   }
-  throw std::invalid_argument("l2: column rows (unroll) must be 8, 16 or 32");
+  throw std::invalid_argument("l2: column rows (unroll) must be 16 or 32");
 }
 L2Fn l2_fn(const LaunchConfig& c) {
   if (c.layout == 3) {
@@ -725,7 +723,7 @@ BandwidthResult l2_bandwidth(std::size_t buffer_bytes, int passes, const std::ve
   };
   BandwidthResult r = search_and_time(candidates, static_cast<double>(n) * 16.0 * passes, launch, fit, opt,
                                       search_repeats, before_final, 1);
-  const unsigned long long per_pass = l2check::word_sum(4 * n);  // closed form of sum l2_word(i), i < 4n
+  const unsigned long long per_pass = l2check::word_sum(4 * n);  // closed form of sum l2check::word(i), i < 4n
   const auto check = [&] {
     CUDA_CHECK(cudaDeviceSynchronize());
     const unsigned long long want =

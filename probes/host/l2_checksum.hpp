@@ -7,11 +7,18 @@
 #include <cstddef>
 #include <cstdint>
 
+#if defined(__CUDACC__)
+#define CEILING_L2CHECK_HD __host__ __device__
+#else
+#define CEILING_L2CHECK_HD
+#endif
+
 namespace ceiling::probes::l2check {
 
 inline constexpr std::uint64_t kMultiplier = 2654435761ULL;
 
-inline std::uint32_t word(std::size_t i) { return static_cast<std::uint32_t>(i * kMultiplier >> 7); }
+// The word the probe's init kernel writes at index i (the one definition, GPU and CPU).
+CEILING_L2CHECK_HD inline std::uint32_t word(std::size_t i) { return static_cast<std::uint32_t>(i * kMultiplier >> 7); }
 
 // sum_{i=0}^{n-1} floor((a*i + b) / m), exact (the classic floor-sum recursion, 128-bit).
 inline unsigned __int128 floor_sum(unsigned __int128 n, unsigned __int128 m, unsigned __int128 a, unsigned __int128 b) {
