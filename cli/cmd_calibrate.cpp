@@ -49,7 +49,9 @@ std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
 }
 
 int print_list(bool as_json) {
-  const auto& all = probes::registry().all();
+  // In the order a full calibration runs them.
+  std::vector<probes::ProbeInfo> all;
+  for (const auto* p : probes::choose_probes({}, false)) all.push_back(*p);
   if (as_json) {
     json arr = json::array();
     for (const auto& p : all) {
@@ -62,7 +64,8 @@ int print_list(bool as_json) {
                      {"fills", p.fills},
                      {"min_cc", std::to_string(p.min_cc / 10) + "." + std::to_string(p.min_cc % 10)},
                      {"in_quick", p.in_quick},
-                     {"per_architecture", p.per_architecture}});
+                     {"per_architecture", p.per_architecture},
+                     {"runs_sparse_tensor", p.runs_sparse_tensor}});
     }
     std::cout << json{{"probes", arr}}.dump(2) << "\n";
     return 0;
@@ -71,6 +74,7 @@ int print_list(bool as_json) {
     std::cout << p.name << "  [" << p.group << "]  min cc " << p.min_cc / 10 << "." << p.min_cc % 10
               << (p.in_quick ? "" : "  (not in --quick)")
               << (p.per_architecture ? "  (per architecture: reused from a descriptor of the same compute capability)" : "")
+              << (p.runs_sparse_tensor ? "  (runs sparse tensor instructions: runs last)" : "")
               << "\n    " << p.description << "\n";
     for (const auto& [k, v] : p.axes) std::cout << "    axis " << k << ": " << join(v) << "\n";
     std::cout << "    fills: " << join(p.fills) << "\n";

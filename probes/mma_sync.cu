@@ -553,7 +553,7 @@ const Registrar reg{ProbeInfo{
      {"ilp", {"1", "2", "4", "8"}},
      {"warps_per_sm", {"1", "2", "4", "8", "16", "32"}}},
     {"compute.tensor_core.fp64", "tensor_instructions"},
-    80, true, run_mma}};
+    80, true, run_mma, /*per_architecture=*/false, /*runs_sparse_tensor=*/true}};
 
 }  // namespace
 }  // namespace ceiling::probes::compute

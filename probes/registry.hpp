@@ -78,6 +78,12 @@ struct ProbeInfo {
   // same compute capability (measured there, never a paper value) and says so; naming it, or
   // --remeasure-architecture, runs it.
   bool per_architecture = false;
+  // It runs sparse tensor-core instructions (mma.sp, wgmma.sp). Once one has run, every
+  // tensor-core run later in the same process gets a lower SM clock (H200, 2026-11-26: wgmma
+  // FP16/BF16/TF32/FP8/INT8 -1 to -3%, mma dense -3%, also after a one-warp mma.sp check kernel
+  // alone; a 1 s rest does not recover it, a new process does; FP64 DMMA, CUDA-core and memory
+  // figures unchanged). The default order runs such probes last.
+  bool runs_sparse_tensor = false;
 };
 
 class Registry {

@@ -672,7 +672,7 @@ const Registrar reg{ProbeInfo{
      {"operand_a", {"ss", "rs"}},
      {"warpgroups_per_sm", {"1", "2", "3"}}},
     {"tensor_instructions"},
-    90, true, run_wgmma_sp}};
+    90, true, run_wgmma_sp, /*per_architecture=*/false, /*runs_sparse_tensor=*/true}};
 
 }  // namespace
 }  // namespace ceiling::probes::compute

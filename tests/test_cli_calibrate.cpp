@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -39,6 +40,28 @@ TEST_CASE("calibrate --list works without a GPU and names what each probe fills"
   }
   // A build without CUDA has no probes at all; with CUDA the memory probes are registered.
   CHECK((found || j["probes"].empty()));
+  // Listed in the order a full calibration runs them: a probe that runs sparse tensor instructions
+  // (they lower the clock of later tensor-core runs in the process) after every probe that does not.
+  bool seen_sparse = false;
+  std::vector<std::string> sparse_names, order;
+  for (const auto& p : j["probes"]) {
+    REQUIRE(p.contains("runs_sparse_tensor"));
+    order.push_back(p["name"]);
+    if (p["runs_sparse_tensor"].get<bool>()) {
+      seen_sparse = true;
+      sparse_names.push_back(p["name"]);
+    } else {
+      INFO(p["name"].get<std::string>() << " listed after a probe that runs sparse tensor instructions");
+      CHECK(!seen_sparse);
+    }
+  }
+  if (!j["probes"].empty()) {
+    CHECK(std::find(sparse_names.begin(), sparse_names.end(), "mma") != sparse_names.end());
+    CHECK(std::find(sparse_names.begin(), sparse_names.end(), "wgmma-sp") != sparse_names.end());
+    const auto w = std::find(order.begin(), order.end(), "wgmma");
+    const auto m = std::find(order.begin(), order.end(), "mma");
+    CHECK(w < m);
+  }
   const Run text = calibrate("--list");
   CHECK(text.rc == 0);
   CHECK(!text.out.empty());
