@@ -1,8 +1,12 @@
 // ceiling run: the main job. With a GPU: calibrate -> validate -> report into a dated directory.
 // Without one: a report over the shipped descriptors and results, saying so.
+#include <spawn.h>
 #include <spdlog/spdlog.h>
+#include <sys/wait.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <iostream>
 #include <memory>
@@ -69,12 +73,34 @@ int run_on_gpu(const RunOptions& opt, const fs::path& out) {
                dev.compute_capability(), id, base.empty() ? " (no shipped descriptor: spec values will be missing)" : "");
 
   spdlog::info("run: [1/3] calibrate{} -> {}", opt.quick ? " (quick)" : "", descriptor.string());
-  CalibrateOptions c;
-  c.device = opt.device;
-  c.out = descriptor.string();
-  c.base = base;
-  c.quick = opt.quick;
-  if (int rc = run_calibrate(c); rc != 0) {
+  // The calibration runs in a process of its own: once its sparse tensor-core probes (mma, wgmma-sp)
+  // have run, every tensor-core kernel later in the same process gets a lower SM clock (H200,
+  // 2026-11-26: 1-3%; a new process does not), and validate's tensor-core kernels would be timed in
+  // that state against ceilings measured before it.
+  const int calibrate_rc = [&] {
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (ec) throw std::runtime_error("run: cannot find this program (/proc/self/exe) to calibrate in a child process");
+    std::vector<std::string> argv{exe.string(), "calibrate", "--device", std::to_string(opt.device), "--out",
+                                  descriptor.string()};
+    if (!base.empty()) argv.insert(argv.end(), {"--base", base});
+    if (opt.quick) argv.push_back("--quick");
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    pid_t pid = 0;
+    try {
+      pid = spawn_process(argv, fa, "run");
+    } catch (...) {
+      posix_spawn_file_actions_destroy(&fa);
+      throw;
+    }
+    posix_spawn_file_actions_destroy(&fa);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0)
+      if (errno != EINTR) throw std::runtime_error(std::string("run: waiting for calibrate: ") + std::strerror(errno));
+    return exit_code_of(status);
+  }();
+  if (int rc = calibrate_rc; rc != 0) {
     spdlog::error("run: calibrate failed (exit {}); measurements so far are in {}", rc, work.string());
     return rc;
   }

@@ -24,13 +24,14 @@ command -v nvidia-smi > /dev/null || { echo "compare-peers: nvidia-smi not found
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+# id: the shipped descriptor to start from; tag: the results file's name (peers-<tag>-<date>).
 case "$name" in
-  *H200*) id=h200 ;;
-  *H100*) id=h100-sxm ;;
-  *H800*) id=h800-pcie ;;
-  *A100*) id=a100-80gb ;;
-  *GH200*) id=gh200 ;;
-  *) id="" ;;
+  *GH200*) id=gh200 tag=gh200 ;;
+  *H200*) id=h200 tag=h200 ;;
+  *H100*) id=h100-sxm tag=h100 ;;
+  *H800*) id=h800-pcie tag=h800 ;;
+  *A100*) id=a100-80gb tag=a100 ;;
+  *) id="" tag=gpu ;;
 esac
 base=()
 [[ -n $id ]] && base=(--base "$id")
@@ -68,4 +69,4 @@ fi
 OUT="$out" bash "$peers/run-peers.sh" > /dev/null 2>&1
 echo "compare-peers: peers done ($(grep -c '^===' "$out/peers.log" 2>/dev/null) steps)" >&2
 python3 "$here/compare-peers.py" "${ours[@]}" "${rested[@]}" --peers "$out/peers" \
-  --out "$out/peers-${id:-gpu}-$date"
+  --out "$out/peers-$tag-$date"
