@@ -81,12 +81,19 @@ int run_on_gpu(const RunOptions& opt, const fs::path& out) {
     std::error_code ec;
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
     if (ec) throw std::runtime_error("run: cannot find this program (/proc/self/exe) to calibrate in a child process");
-    std::vector<std::string> argv{exe.string(), "calibrate", "--device", std::to_string(opt.device), "--out",
-                                  descriptor.string()};
+    std::vector<std::string> argv{exe.string()};
+    // This process's log level (ceiling -q / -v / -vv), which the child's must match.
+    const auto level = spdlog::get_level();
+    if (level >= spdlog::level::warn) argv.push_back("-q");
+    else if (level == spdlog::level::debug) argv.push_back("-v");
+    else if (level < spdlog::level::debug) argv.push_back("-vv");
+    argv.insert(argv.end(), {"calibrate", "--device", std::to_string(opt.device), "--out", descriptor.string()});
     if (!base.empty()) argv.insert(argv.end(), {"--base", base});
     if (opt.quick) argv.push_back("--quick");
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
+    // run --json: stdout carries only the report's JSON; calibrate's summary goes to stderr.
+    if (opt.json) posix_spawn_file_actions_adddup2(&fa, 2, 1);
     pid_t pid = 0;
     try {
       pid = spawn_process(argv, fa, "run");
@@ -112,7 +119,16 @@ int run_on_gpu(const RunOptions& opt, const fs::path& out) {
   v.out = results.string();
   v.device = opt.device;
   v.quick = opt.quick;
-  const int vrc = run_validate(v);
+  // run --json: validate's tables go to stderr, as calibrate's summary does.
+  std::streambuf* const cout_buf = opt.json ? std::cout.rdbuf(std::cerr.rdbuf()) : nullptr;
+  int vrc = 0;
+  try {
+    vrc = run_validate(v);
+  } catch (...) {
+    if (cout_buf) std::cout.rdbuf(cout_buf);
+    throw;
+  }
+  if (cout_buf) std::cout.rdbuf(cout_buf);
   std::error_code ec;
   const bool have_results = vrc == 0 && fs::is_regular_file(results, ec);
   if (!have_results) spdlog::warn("run: validate failed (exit {}); the report will have no validation results", vrc);
@@ -148,7 +164,7 @@ Subcommand add_run(CLI::App& root) {
   s.app->add_option("--out", opt->out, "Report directory (default: ./ceiling-report-<UTC date and time>)");
   s.app->add_flag("--quick", opt->quick, "Fewer probe configurations and kernel sizes (minutes instead of ~10)");
   s.app->add_option("--device", opt->device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
-  s.app->add_flag("--json", opt->json, "Print the report's JSON summary on stdout");
+  s.app->add_flag("--json", opt->json, "Print the report's JSON summary on stdout (calibrate's and validate's text then goes to stderr)");
   s.run = [opt]() -> int {
     const fs::path out = opt->out.empty() ? dated_dir() : fs::path(opt->out);
     std::string reason;
