@@ -131,7 +131,7 @@ std::vector<LineSegment> segmented_least_squares_auto(std::span<const double> x,
 }
 
 std::vector<Knee> find_knees(std::span<const double> footprint, std::span<const double> y, int max_segments,
-                             double min_rise, double flat_rise) {
+                             double min_rise, double flat_rise, double noise_floor) {
   if (footprint.size() != y.size()) throw std::invalid_argument("find_knees: size mismatch");
   std::vector<double> lx(footprint.size());
   for (std::size_t i = 0; i < footprint.size(); ++i) {
@@ -139,7 +139,7 @@ std::vector<Knee> find_knees(std::span<const double> footprint, std::span<const 
     lx[i] = std::log2(footprint[i]);
   }
   if (lx.size() < 4) return {};
-  const auto segs = segmented_least_squares_auto(lx, y, max_segments, 2);
+  const auto segs = segmented_least_squares_auto(lx, y, max_segments, 2, noise_floor);
   std::vector<Knee> knees;
   for (std::size_t s = 0; s + 1 < segs.size(); ++s) {
     const auto& a = segs[s];
@@ -184,6 +184,10 @@ std::vector<Knee> find_knees(std::span<const double> footprint, std::span<const 
     knees.push_back({idx, footprint[idx], level, after});
   }
   return knees;
+}
+
+std::vector<Knee> find_tlb_knees(std::span<const double> footprint, std::span<const double> cycles) {
+  return find_knees(footprint, cycles, 10, kTlbMinRise, kTlbFlatRise, kTlbNoiseFloor);
 }
 
 StepCrossing half_way_crossing(std::span<const double> footprint, std::span<const double> y, const Knee& k,

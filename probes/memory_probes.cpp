@@ -294,8 +294,13 @@ ProbeOutput run_pchase(const ProbeContext& ctx) {
       mem::PointerChase big(fps.back() + page);
       const auto tlb = sweep(ctx, big, mem::ChaseMode::tlb, fps, page, 4096, true, 0.7, 1.0);
       add_sweep(tlb, {}, "tlb", page);
-      // TLB misses that hit the next TLB level cost tens of cycles on an L2 hit: a smaller rise.
-      const auto tk = knees_of(tlb, 0.04, 0.02);
+      // TLB misses that hit the next TLB level cost a few cycles on an L2 hit: steps of 2-4%.
+      std::vector<double> tf, ty;
+      for (const auto& p : tlb) {
+        tf.push_back(static_cast<double>(p.footprint));
+        ty.push_back(p.cycles);
+      }
+      const auto tk = find_tlb_knees(tf, ty);
       if (!tk.empty()) {
         MeasuredValue m = capacity_bytes(tk.front().footprint, tk.front(), "2 MiB page-stride ld.cg sweep", clock);
         out.fields.push_back({"memory.dram.extra.tlb_reach", Dimension::bytes, m});

@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "model/knee_fit.hpp"
@@ -42,7 +44,80 @@ std::size_t last_index_within(const std::vector<double>& f, double cap) {
   return idx;
 }
 
+
+// The TLB sweeps (one element per 2 MiB page, cycles per load) of the six calibrations behind
+// results/peers-h{200,100}-2026-11-26.md (the probes.json of results/peers-2026-11-26-*/ours-N.yaml),
+// footprints from 8 MiB by half octaves, rounded down to the page as the probe does.
+struct TlbSweep {
+  const char* gpu;
+  std::vector<double> cycles;
+};
+const std::vector<TlbSweep>& recorded_tlb_sweeps() {
+  static const std::vector<TlbSweep> s = {
+      {"h200 run 1 (GPU-16f2fc15)", {272.29, 270.77, 273.51, 272.77, 277.29, 278.82, 278.75, 279.4, 278.22, 280.84, 279.88, 283.67, 285.62, 286.36, 287.83, 288.04, 288.85, 288.8, 288.94, 289.19, 289.42, 289.48, 289.82, 289.78, 289.91}},
+      {"h200 run 2 (GPU-16f2fc15)", {272.28, 270.78, 273.52, 272.78, 277.29, 278.82, 278.75, 279.37, 278.24, 280.84, 279.88, 283.67, 285.64, 286.33, 287.83, 288.03, 288.82, 288.79, 288.95, 289.19, 289.42, 289.49, 289.81, 289.78, 289.9}},
+      {"h200 run 3 (GPU-16f2fc15)", {272.29, 270.77, 273.53, 272.78, 277.27, 278.82, 278.76, 279.39, 278.25, 280.86, 279.9, 283.67, 285.64, 286.37, 287.85, 288.03, 288.83, 288.78, 288.95, 289.2, 289.42, 289.5, 289.81, 289.77, 289.91}},
+      {"h100 run 1 (GPU-fd8c19c1)", {262.7, 261.9, 263.76, 266.52, 269.45, 269.1, 269.89, 269.65, 269.2, 268.75, 268.14, 271.81, 274.23, 276.31, 276.92, 277.15, 277.75, 278.32, 278.47, 278.75, 278.85, 278.85, 278.83}},
+      {"h100 run 2 (GPU-fd8c19c1)", {262.51, 261.68, 263.57, 266.37, 269.24, 268.91, 269.67, 269.44, 268.94, 268.54, 267.92, 271.59, 273.95, 276.1, 276.73, 276.89, 277.54, 278.1, 278.25, 278.54, 278.64, 278.59, 278.61}},
+      {"h100 run 3 (GPU-fd8c19c1)", {263.48, 262.64, 264.55, 267.41, 270.29, 269.92, 270.68, 270.46, 269.93, 269.52, 268.88, 272.6, 274.98, 277.13, 277.72, 277.86, 278.54, 279.11, 279.29, 279.54, 279.65, 279.62, 279.6}},
+  };
+  return s;
+}
+std::vector<double> tlb_footprints(std::size_t n) {
+  std::vector<double> f;
+  for (std::size_t i = 0; i < n; ++i)
+    f.push_back(std::floor(8.0 * 1048576 * std::pow(2.0, 0.5 * static_cast<double>(i)) / 2097152) * 2097152);
+  return f;
+}
+std::vector<double> knee_mib(const std::vector<Knee>& ks) {
+  std::vector<double> v;
+  for (const auto& k : ks) v.push_back(k.footprint / 1048576);
+  return v;
+}
+
 }  // namespace
+
+TEST_CASE("find_tlb_knees: both TLB steps of every recorded H200 and H100 sweep, at the same footprints") {
+  // Before (find_knees with 4% / 2% and the default noise floor) these sweeps gave no knee at all:
+  // the 2-4% steps were merged into one sloped piece.
+  for (const auto& s : recorded_tlb_sweeps()) {
+    INFO(s.gpu);
+    const auto f = tlb_footprints(s.cycles.size());
+    CHECK(find_knees(f, s.cycles, 10, 0.04, 0.02).empty());
+    const auto ks = find_tlb_knees(f, s.cycles);
+    REQUIRE(ks.size() == 2);
+    const bool h200 = std::string(s.gpu).rfind("h200", 0) == 0;
+    // Last footprint on each plateau (the sweep's resolution: half octaves).
+    CHECK(ks[0].footprint / 1048576 == doctest::Approx(h200 ? 22 : 16));
+    CHECK(ks[1].footprint / 1048576 == doctest::Approx(h200 ? 256 : 362));
+    CHECK(ks[0].level_before < ks[1].level_before);
+    // The steps are a few cycles on an L2 hit: 2-4% each.
+    CHECK(ks[0].level_after / ks[0].level_before == doctest::Approx(1.03).epsilon(0.015));
+    CHECK(ks[1].level_after / ks[1].level_before == doctest::Approx(1.03).epsilon(0.015));
+  }
+}
+
+TEST_CASE("find_tlb_knees: the same knees under +-0.25 cycle of noise, none on a flat sweep") {
+  std::mt19937 rng(20261126);
+  std::uniform_real_distribution<double> u(-0.25, 0.25);
+  for (const auto& s : recorded_tlb_sweeps()) {
+    INFO(s.gpu);
+    const auto f = tlb_footprints(s.cycles.size());
+    const auto want = knee_mib(find_tlb_knees(f, s.cycles));
+    for (int trial = 0; trial < 50; ++trial) {
+      std::vector<double> y = s.cycles;
+      for (auto& v : y) v += u(rng);
+      CHECK(knee_mib(find_tlb_knees(f, y)) == want);
+    }
+  }
+  // A sweep that stays within +-0.25 cycle of 280 has no TLB step.
+  const auto f = tlb_footprints(25);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<double> y(f.size(), 280.0);
+    for (auto& v : y) v += u(rng);
+    CHECK(find_tlb_knees(f, y).empty());
+  }
+}
 
 TEST_CASE("segmented least squares recovers exact pieces") {
   std::vector<double> x, y;
