@@ -212,6 +212,9 @@ def ours_figures(show, probes):
         v = field_value(comp.get(p))
         if v:
             o[f"compute.{p}"] = (v / 1e12, "cuda-core probe")
+            clk = (comp.get(p).get("measured") or {}).get("sm_clock_hz")
+            if clk:
+                o[f"compute.{p}.clk"] = (clk, None)
     for ti in show.get("tensor_instructions", []):
         key = ti.get("key", "")
         fma = field_value(ti.get("fma_per_clock_per_sm"))
@@ -227,6 +230,8 @@ def ours_figures(show, probes):
                 o[fig] = (thr / 1e12, f"{k}, random operands, {fma or 0:.1f} FMA/clk/SM at the run's SM clock "
                                       f"{(clk or 0) / 1e9:.3f} GHz")
                 o[fig + ".fma_clk"] = (fma, clk)
+                if clk:
+                    o[fig + ".clk"] = (clk, None)
     return o
 
 
@@ -259,6 +264,13 @@ def compare(ours_runs, probes_runs, raw, rested=None, rested_ms=None):
         how = next((o[key][1] for o in ours if key in o), "")
         mine = statistics.median(vals) if vals else None
         spread = (max(vals) - min(vals)) / mine if vals and mine else None
+        # A flop/s figure follows the SM clock of its run: the spread per clock as well, where every
+        # run recorded its clock, tells the clock's share of the run-to-run spread.
+        clks = [o[key + ".clk"][0] for o in ours if key in o and key + ".clk" in o]
+        spread_per_clock = None
+        if len(clks) == len(vals) and len(vals) > 1 and all(clks):
+            per = [v / c for v, c in zip(vals, clks)]
+            spread_per_clock = (max(per) - min(per)) / statistics.median(per)
         ps = peers.get(key, [])
         latency = key.startswith("latency.")
         best = (min if latency else max)(ps, key=lambda p: p[1]) if ps else None
@@ -292,7 +304,8 @@ def compare(ours_runs, probes_runs, raw, rested=None, rested_ms=None):
                 note += (f"; ours alone (calibrate --probes wgmma --tc-rest-ms {rested_ms}, a process of its own) {rv:.4g}"
                          + (f" at {rc / 1e9:.3f} GHz" if rc else "") + f", {rv / best[1]:.3f} of the best peer")
         rows.append({"figure": key, "label": label, "unit": unit, "ours": mine, "ours_runs": vals, "note": note,
-                     "ours_spread": spread, "ours_how": how,
+                     "ours_spread": spread, "ours_how": how, "ours_spread_per_clock": spread_per_clock,
+                     "ours_clock_hz_runs": clks if spread_per_clock is not None else [],
                      "peers": [{"peer": p, "value": v, "how": h} for p, v, h in ps],
                      "best_peer": best[0] if best else None, "ratio": ratio, "verdict": verdict})
     return rows
@@ -303,8 +316,11 @@ def markdown(rows, title):
            "| figure | unit | ours (median; spread over runs) | peers | ours / best peer | verdict |",
            "|---|---|---|---|---|---|"]
     for r in rows:
+        per_clock = (f"; {r['ours_spread_per_clock'] * 100:.2f}% per SM clock"
+                     if r.get("ours_spread_per_clock") is not None else "")
         ours = "n/a" if r["ours"] is None else f"{r['ours']:.4g}" + (
-            f" ({r['ours_spread'] * 100:.2f}% over {len(r['ours_runs'])})" if r["ours_spread"] is not None and len(r["ours_runs"]) > 1 else "")
+            f" ({r['ours_spread'] * 100:.2f}% over {len(r['ours_runs'])}{per_clock})"
+            if r["ours_spread"] is not None and len(r["ours_runs"]) > 1 else "")
         peers = "; ".join(f"{p['peer']} {p['value']:.4g}" for p in r["peers"]) or "—"
         ratio = "—" if r["ratio"] is None else f"{r['ratio']:.3f}"
         out.append(f"| {r['label']} | {r['unit']} | {ours} | {peers} | {ratio} | {r['verdict']} |")

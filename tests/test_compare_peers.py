@@ -78,6 +78,29 @@ with tempfile.TemporaryDirectory() as tmp:
     check("(calibrate --probes wgmma --tc-rest-ms 400, a process of its own) 940.8" in rrows["wgmma.fp16"]["note"], rrows["wgmma.fp16"]["note"])
     check("our probe alone (a process of its own) >= the best peer on 1: wgmma FP16 N=256" in open(prefix + "-rested.md").read(),
           "rested summary line")
+    # Two runs whose FP64 peak differs by 1% because their SM clocks do: the spread per clock is 0.
+    run2 = json.load(open(os.path.join(DATA, "ours-1.json")))
+    fp64 = run2["compute"]["cuda_core"]["fp64"]
+    fp64["value"] *= 1.01
+    fp64["measured"]["sm_clock_hz"] = 1.01 * (fp64["measured"].get("sm_clock_hz") or 1.98e9)
+    base_clock = json.load(open(os.path.join(DATA, "ours-1.json")))["compute"]["cuda_core"]["fp64"]["measured"].get("sm_clock_hz")
+    r2path = os.path.join(tmp, "run2.json")
+    json.dump(run2, open(r2path, "w"))
+    r3 = subprocess.run([sys.executable, SCRIPT, "--ours", os.path.join(DATA, "ours-1.json"), "--probes",
+                         os.path.join(DATA, "ours-1.probes.json"), "--ours", r2path, "--probes",
+                         os.path.join(DATA, "ours-1.probes.json"), "--peers", os.path.join(DATA, "peers"),
+                         "--out", prefix + "-two"], capture_output=True, text=True)
+    check(r3.returncode == 0, f"two runs: exit {r3.returncode}: {r3.stderr}")
+    trows = {row["figure"]: row for row in json.load(open(prefix + "-two.json"))["rows"]}
+    if base_clock:
+        check(close(trows["compute.fp64"]["ours_spread"], 0.01 / 1.005, 1e-2), f"fp64 spread {trows['compute.fp64']['ours_spread']}")
+        check(trows["compute.fp64"]["ours_spread_per_clock"] is not None
+              and trows["compute.fp64"]["ours_spread_per_clock"] < 1e-9, "fp64 spread per clock")
+        check("per SM clock" in open(prefix + "-two.md").read(), "per-clock spread in the table")
+    else:
+        check(trows["compute.fp64"]["ours_spread_per_clock"] is None, "no clock recorded: no spread per clock")
+    # Rates without a recorded clock (DRAM) have none.
+    check(trows["dram.read"]["ours_spread_per_clock"] is None, "DRAM has no spread per clock")
     # A missing peers directory: one line, exit 1.
     bad = subprocess.run([sys.executable, SCRIPT, "--ours", os.path.join(DATA, "ours-1.json"), "--peers",
                           os.path.join(tmp, "nope"), "--out", prefix], capture_output=True, text=True)
