@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "common.hpp"
@@ -32,11 +33,43 @@ std::vector<fs::path> shipped_results() {
   return out;
 }
 
+// The one-run comparisons with the public suites shipped beside them (results/peers-<gpu>-<date>.json,
+// scripts/compare-peers.sh): the newest file of each descriptor id (then device name) among `gpus`.
+std::vector<fs::path> shipped_peers(const std::vector<reports::GpuInput>& gpus) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  fs::path dir = hardware_dir().parent_path() / "results";
+  if (hardware_dir().filename().empty()) dir = hardware_dir().parent_path().parent_path() / "results";
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("peers-", 0) == 0 && name.ends_with(".json") && e.is_regular_file(ec)) files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());  // peers-<gpu>-<YYYY-MM-DD>: the newest last
+  std::map<std::string, fs::path> newest;  // GPU id -> file
+  for (const auto& f : files) {
+    try {
+      const reports::PeersInput p = reports::load_peers(f);
+      for (const auto& g : gpus)
+        if ((!p.descriptor_id.empty() && g.hw.id == p.descriptor_id) || g.hw.identity.name == p.gpu_name) {
+          newest[g.hw.id] = f;
+          break;
+        }
+    } catch (const std::exception& e) {
+      spdlog::warn("report: shipped peers file not read: {}", e.what());
+    }
+  }
+  std::vector<fs::path> out;
+  for (const auto& [id, f] : newest)
+    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
+  return out;
+}
+
 std::string command_line(const ReportOptions& opt) {
   std::string c = "ceiling report";
   for (const auto& h : opt.hw) c += " --hw " + h;
   for (const auto& r : opt.results) c += " --results " + r;
   for (const auto& p : opt.profiles) c += " --profile " + p;
+  for (const auto& p : opt.peers) c += " --peers " + p;
   return c + " --out " + opt.out;
 }
 
@@ -45,9 +78,9 @@ std::string command_line(const ReportOptions& opt) {
 // --fleet DIR: every descriptor under DIR, per GPU model the distribution of each figure and the
 // outliers; fleet.md, fleet.csv (one row per GPU, sortable) and fleet.json in --out.
 int run_fleet(const ReportOptions& opt) {
-  if (!opt.hw.empty() || !opt.results.empty() || !opt.profiles.empty())
-    throw std::runtime_error("report --fleet reads every descriptor under its directory; --hw, --results and --profile "
-                             "belong to the GPU report");
+  if (!opt.hw.empty() || !opt.results.empty() || !opt.profiles.empty() || !opt.peers.empty())
+    throw std::runtime_error("report --fleet reads every descriptor under its directory; --hw, --results, --profile and "
+                             "--peers belong to the GPU report");
   if (!(opt.fleet_z > 0) || !(opt.fleet_min_deviation >= 0))
     throw std::runtime_error("report --fleet: --fleet-z must be > 0 and --fleet-min-deviation >= 0");
   const auto t0 = std::chrono::steady_clock::now();
@@ -108,7 +141,21 @@ int run_report(const ReportOptions& opt) {
     for (const auto& r : opt.results) results.push_back(r);
 
   std::vector<fs::path> profiles(opt.profiles.begin(), opt.profiles.end());
-  reports::ReportInput in = reports::load_report_input(hw, results, profiles);
+  std::vector<fs::path> peers(opt.peers.begin(), opt.peers.end());
+  reports::ReportInput in = reports::load_report_input(hw, results, profiles, peers);
+  // The report of the shipped descriptors (no --hw) also shows their shipped one-run comparisons
+  // with the public suites, unless --peers names files.
+  if (opt.hw.empty() && opt.peers.empty()) {
+    for (const auto& f : shipped_peers(in.gpus)) {
+      reports::PeersInput p = reports::load_peers(f);
+      for (const auto& g : in.gpus)
+        if ((!p.descriptor_id.empty() && g.hw.id == p.descriptor_id) || g.hw.identity.name == p.gpu_name) {
+          p.gpu_id = g.hw.id;
+          break;
+        }
+      if (!p.gpu_id.empty()) in.peers.push_back(std::move(p));
+    }
+  }
   if (default_results) {
     // Shipped results of GPUs not in this report are not this report's business.
     std::erase_if(in.results, [](const reports::ResultsInput& r) { return r.gpu_id.empty(); });
@@ -200,6 +247,10 @@ Subcommand add_report(CLI::App& root) {
   s.app->add_option("--profile", opt->profiles,
                     "Output of `ceiling profile --out` (JSON, schema ceiling/profile/1), repeatable: its kernels "
                     "on the roofline and speedup-bound plots of the GPU named by its hardware.id, and a table");
+  s.app->add_option("--peers", opt->peers,
+                    "Output of scripts/compare-peers.sh (JSON, schema ceiling/peers/1), repeatable: ours beside the "
+                    "public suites, run one after the other on the GPU of its descriptor id (default, without --hw: "
+                    "the newest shipped results/peers-<gpu>-<date>.json of each shipped descriptor)");
   s.app->add_option("--out", opt->out, "Output directory (new, empty, or a previous ceiling report)")->required();
   s.app->add_flag("--json", opt->json, "Print a JSON summary on stdout");
   s.app->add_option("--fleet", opt->fleet,
@@ -218,6 +269,7 @@ Subcommand add_report(CLI::App& root) {
       "  ceiling report --hw h200 --hw gh200 --results results/h200-validation.json --out report/\n"
       "  ceiling profile --hw h100-sxm --from-ncu app.csv --out app-profile.json\n"
       "  ceiling report --hw h100-sxm --profile app-profile.json --out report/   # your kernels beside ceiling's\n"
+      "  ceiling report --hw h200 --peers results/peers-h200-2026-11-26.json --out report/  # beside the public suites\n"
       "  ceiling report --fleet /shared/ceiling/descriptors --out fleet/          # which of my GPUs is slower");
   s.run = [opt] { return run_report(*opt); };
   return s;

@@ -91,6 +91,7 @@ struct ReportOptions {
   std::vector<std::string> hw;       // descriptor paths or shipped ids; empty = all shipped
   std::vector<std::string> results;  // validation results JSON files
   std::vector<std::string> profiles; // `ceiling profile --out` JSON files (schema ceiling/profile/1)
+  std::vector<std::string> peers;    // scripts/compare-peers output JSON files (schema ceiling/peers/1)
   std::string out;                   // output directory
   bool json = false;
   // --fleet DIR: the fleet view of every descriptor under DIR instead of the report (model/fleet.hpp).

@@ -124,6 +124,11 @@ Table power_table(const ReportInput& in);
 Table power_other_table(const ReportInput& in);
 PlotSpec power_plot(const GpuInput& g);
 
+// The one-run comparison with the public suites (peers.cpp; docs/PEERS.md): "table-peers" (every
+// peers file's rows) and "peers-<id>" (ours / best peer per rate figure, one plot per file).
+Table peers_table(const ReportInput& in);
+PlotSpec peers_plot(const PeersInput& p);
+
 // Provenance text of a field's spec / measured value (expands reference keys of the descriptor).
 std::string spec_note(const HardwareDescriptor& hw, const SpecValue& s);
 std::string measured_note(const HardwareDescriptor& hw, const MeasuredValue& m, Dimension d);

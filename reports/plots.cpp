@@ -1792,6 +1792,12 @@ std::vector<PlotSpec> build_plots(const ReportInput& in, std::vector<std::string
     PlotSpec ds = dsm_plot(g);
     if (ds.missing_reason.empty()) out.push_back(std::move(ds));
   }
+  for (const auto& p : in.peers) {
+    PlotSpec ps = peers_plot(p);
+    for (const auto& q : out)  // two files of one GPU: peers-<id>, peers-<id>-2
+      if (q.name == ps.name) ps.name += "-" + std::to_string(&p - in.peers.data() + 1);
+    out.push_back(std::move(ps));
+  }
   return out;
 }
 

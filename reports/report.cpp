@@ -276,6 +276,13 @@ Document build_document(const ReportInput& in, const std::vector<detail::Table>&
     table_with_id(s, "table-platform");
     d.sections.push_back(std::move(s));
   }
+  if (!in.peers.empty()) {
+    // Issue 15: our figures beside the public suites', measured one after the other on one GPU.
+    Section s{"peers", "Beside the public suites (one run on the same GPU)", {}};
+    table_with_id(s, "table-peers");
+    plots_named(s, "peers-");
+    d.sections.push_back(std::move(s));
+  }
   {
     Section s{"memory", "Memory: latency and throughput per level", {}};
     plots_named(s, "latency-");
@@ -489,7 +496,7 @@ std::optional<ManifestEntries> read_report_manifest(const fs::path& dir) {
 }
 
 ReportInput load_report_input(const std::vector<fs::path>& descriptors, const std::vector<fs::path>& results,
-                              const std::vector<fs::path>& profiles) {
+                              const std::vector<fs::path>& profiles, const std::vector<fs::path>& peers) {
   ReportInput in;
   for (const auto& p : descriptors) {
     GpuInput g;
@@ -541,6 +548,27 @@ ReportInput load_report_input(const std::vector<fs::path>& descriptors, const st
                               " or the descriptor it was profiled against");
     }
     in.profiles.push_back(std::move(prof));
+  }
+  for (const auto& p : peers) {
+    PeersInput pi = load_peers(p);  // throws naming the file
+    for (const auto& g : in.gpus)
+      if (!pi.descriptor_id.empty() && g.hw.id == pi.descriptor_id) pi.gpu_id = g.hw.id;
+    if (pi.gpu_id.empty())
+      for (const auto& g : in.gpus)
+        if (g.hw.identity.name == pi.gpu_name) {
+          pi.gpu_id = g.hw.id;
+          break;
+        }
+    if (pi.gpu_id.empty()) {
+      std::string given;
+      for (const auto& g : in.gpus)
+        given += (given.empty() ? "" : ", ") + g.hw.id + " (" + g.hw.identity.name + ")";
+      throw JsonFileError(p, "descriptor",
+                          "'" + pi.descriptor_id + "' (" + pi.gpu_name + ") matches no descriptor of this report (given: " +
+                              (given.empty() ? std::string("none") : given) + "); add --hw " +
+                              (pi.descriptor_id.empty() ? std::string("<its descriptor>") : pi.descriptor_id));
+    }
+    in.peers.push_back(std::move(pi));
   }
   return in;
 }
@@ -599,6 +627,7 @@ ReportOutput write_report(const ReportInput& in, const fs::path& dir_in, const W
       }
       for (const auto& r : in.results) copy_input(r.path, "validation");
       for (const auto& p : in.profiles) copy_input(p.path, "profile");
+      for (const auto& p : in.peers) copy_input(p.path, "peers");
       fs::create_directories(stage / "inputs");
     }
     copier = std::thread([&copies, &copy_error] {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/descriptor.hpp"
@@ -69,6 +70,31 @@ struct ProfileInput {
   std::string gpu_id;  // id of the GpuInput whose descriptor is hardware.id
 };
 
+// One `scripts/compare-peers.py` file (schema ceiling/peers/1, docs/PEERS.md): our calibration and
+// the public suites run one after the other on one GPU, one row per figure both measure.
+inline constexpr const char* kPeersSchema = "ceiling/peers/1";
+struct PeerRow {
+  std::string figure, label, unit, verdict, note, ours_how;
+  std::optional<double> ours, ours_spread, ours_spread_per_clock, ratio;
+  std::size_t runs = 0;  // our calibrations behind `ours`
+  std::string best_peer;
+  std::vector<std::pair<std::string, double>> peers;  // every peer's figure, in the file's order
+  std::optional<double> best_peer_value() const {
+    for (const auto& [n, v] : peers)
+      if (n == best_peer) return v;
+    return std::nullopt;
+  }
+};
+struct PeersInput {
+  std::filesystem::path path;
+  std::string gpu_name, descriptor_id;
+  std::vector<PeerRow> rows;
+  std::string gpu_id;  // id of the GpuInput it belongs to
+};
+// Reads a peers file: wrong schema, a missing member or one of the wrong type throws JsonFileError
+// "file: key: cause" (invalid JSON: "file: not valid JSON (parse error at line N, column M: ...)").
+PeersInput load_peers(const std::filesystem::path& file);
+
 struct ReportInput {
   std::vector<GpuInput> gpus;
   // Descriptors shown only for the papers' figures they carry (the numeric tables' A100 column of
@@ -76,6 +102,7 @@ struct ReportInput {
   std::vector<GpuInput> references;
   std::vector<ResultsInput> results;
   std::vector<ProfileInput> profiles;
+  std::vector<PeersInput> peers;
   std::string command_line;  // recorded in the report
 };
 
@@ -86,9 +113,12 @@ struct ReportInput {
 // renamed to its file stem (then stem-2, ...). Profiles (load_profile) go to the descriptor whose id
 // (else file stem) is their hardware.id; one that matches none is an error naming the id and the
 // descriptors given. Throws std::runtime_error naming the file on bad input.
+// Peers files (load_peers) go to the descriptor whose id is their `descriptor`, else whose device
+// name is their `gpu`; one that matches none is an error naming both and the descriptors given.
 ReportInput load_report_input(const std::vector<std::filesystem::path>& descriptors,
                               const std::vector<std::filesystem::path>& results,
-                              const std::vector<std::filesystem::path>& profiles = {});
+                              const std::vector<std::filesystem::path>& profiles = {},
+                              const std::vector<std::filesystem::path>& peers = {});
 
 // Reads a `ceiling profile --out` file (schema ceiling/profile/1) through read_json_file: wrong
 // schema, a missing member or one of the wrong type throws JsonFileError "file: key: cause" (invalid

@@ -1066,6 +1066,7 @@ std::vector<Table> build_tables(const ReportInput& in) {
   out.push_back(async_copy_table(in));
   out.push_back(async_matmul_table(in));
   out.push_back(dsm_table(in));
+  if (!in.peers.empty()) out.push_back(peers_table(in));
   results_tables(in, out);
   profile_tables(in, out);
   return out;
