@@ -115,11 +115,16 @@ std::vector<const ProbeInfo*> choose_probes(const std::vector<std::string>& name
       chosen.push_back(p);
     }
     // The order given is kept (it is how an experiment asks for one), but a probe that runs sparse
-    // tensor instructions lowers the clock of the tensor-core runs after it in this process.
+    // tensor instructions lowers the clock of the tensor-core throughput runs after it in this
+    // process (wgmma's; not the numerics probes', whose results do not depend on the clock).
+    const auto times_tensor_cores = [](const ProbeInfo* p) {
+      return !p->runs_sparse_tensor && !p->per_architecture &&
+             std::find(p->fills.begin(), p->fills.end(), "tensor_instructions") != p->fills.end();
+    };
     for (std::size_t i = 0; i < chosen.size(); ++i) {
       if (!chosen[i]->runs_sparse_tensor) continue;
       for (std::size_t j = i + 1; j < chosen.size(); ++j)
-        if (!chosen[j]->runs_sparse_tensor && chosen[j]->group == "compute") {
+        if (times_tensor_cores(chosen[j])) {
           spdlog::warn("calibrate: {} runs before {}: it runs sparse tensor instructions, after which tensor-core "
                        "runs in the same process get a lower SM clock (H200: -1 to -3%); the default order runs "
                        "it last",

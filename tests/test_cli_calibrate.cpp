@@ -67,6 +67,23 @@ TEST_CASE("calibrate --list works without a GPU and names what each probe fills"
   CHECK(!text.out.empty());
 }
 
+TEST_CASE("calibrate --probes: a sparse probe before wgmma is warned about, GPU or not") {
+  // The list is checked before any GPU work, so the warning shows on a machine without one too.
+  const std::string out = "--out /tmp/ceiling-test-never-written-" + std::to_string(::getpid()) + ".yaml";
+  const Run before = calibrate("--probes mma,wgmma " + out, true);
+  INFO(before.out);
+  if (before.out.find("no CUDA support") != std::string::npos) return;  // a build without CUDA has no probes
+  CHECK(before.out.find("mma runs before wgmma: it runs sparse tensor instructions") != std::string::npos);
+  const Run sp = calibrate("--probes wgmma-sp,cuda-core,wgmma " + out, true);
+  CHECK(sp.out.find("wgmma-sp runs before wgmma") != std::string::npos);
+  // After wgmma, or before probes whose figures do not follow the tensor-core clock: no warning.
+  for (const char* list : {"wgmma,mma", "mma,cuda-core", "mma,wgmma-numerics", "mma,wgmma-sp"}) {
+    const Run r = calibrate(std::string("--probes ") + list + " " + out, true);
+    INFO(list << ": " << r.out);
+    CHECK(r.out.find("sparse tensor instructions") == std::string::npos);
+  }
+}
+
 TEST_CASE("calibrate rejects an unknown probe name, GPU or not") {
   const Run r = calibrate("--probes no-such-probe --out /tmp/ceiling-test-never-written.yaml", true);
   INFO(r.out);
