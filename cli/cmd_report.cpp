@@ -19,13 +19,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Where results ship beside the descriptors: <hardware dir>/../results.
+fs::path shipped_results_dir() {
+  if (hardware_dir().filename().empty()) return hardware_dir().parent_path().parent_path() / "results";
+  return hardware_dir().parent_path() / "results";
+}
+
 // Validation results shipped beside the descriptors: <hardware dir>/../results/*-validation.json.
 std::vector<fs::path> shipped_results() {
   std::vector<fs::path> out;
   std::error_code ec;
-  fs::path dir = hardware_dir().parent_path() / "results";
-  if (hardware_dir().filename().empty()) dir = hardware_dir().parent_path().parent_path() / "results";
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
+  for (const auto& e : fs::directory_iterator(shipped_results_dir(), ec)) {
     const std::string name = e.path().filename().string();
     if (name.size() > 16 && name.ends_with("-validation.json")) out.push_back(e.path());
   }
@@ -38,9 +42,7 @@ std::vector<fs::path> shipped_results() {
 std::vector<fs::path> shipped_peers(const std::vector<reports::GpuInput>& gpus) {
   std::vector<fs::path> files;
   std::error_code ec;
-  fs::path dir = hardware_dir().parent_path() / "results";
-  if (hardware_dir().filename().empty()) dir = hardware_dir().parent_path().parent_path() / "results";
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
+  for (const auto& e : fs::directory_iterator(shipped_results_dir(), ec)) {
     const std::string name = e.path().filename().string();
     if (name.rfind("peers-", 0) == 0 && name.ends_with(".json") && e.is_regular_file(ec)) files.push_back(e.path());
   }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "detail.hpp"
+#include "json_members.hpp"
 #include "model/json_file.hpp"
 #include "report.hpp"
 
@@ -16,39 +17,18 @@ using nlohmann::json;
 
 namespace {
 
-// Typed members of one object of the file, named by their path in error messages.
-struct Members {
-  const json& object;
-  const fs::path& file;
-  std::string where;
+using detail::Members;
 
-  std::string path(const char* key) const { return where.empty() ? std::string(key) : where + "." + key; }
-  [[noreturn]] void bad(const char* key, const std::string& cause) const { throw JsonFileError(file, path(key), cause); }
-  const json& get(const char* key, json::value_t type) const { return json_member(object, key, type, file, where); }
-  std::string text(const char* key) const { return get(key, json::value_t::string).get<std::string>(); }
-  const json& arr(const char* key) const { return get(key, json::value_t::array); }
-  // Present, and a finite number or null (compare-peers writes null where it has no figure).
-  std::optional<double> number_or_null(const char* key) const {
-    if (!object.contains(key)) bad(key, "is missing");
-    const json& v = object.at(key);
-    if (v.is_null()) return std::nullopt;
-    if (!v.is_number()) bad(key, std::string("expected a number or null, got ") + v.type_name());
-    const double d = v.get<double>();
-    if (!std::isfinite(d)) bad(key, "is not finite");
-    return d;
-  }
-  // Absent or null: nullopt (files written before the member existed).
-  std::optional<double> optional_number(const char* key) const {
-    if (!object.contains(key) || object.at(key).is_null()) return std::nullopt;
-    return number_or_null(key);
-  }
-  std::string optional_text(const char* key) const {
-    const auto it = object.find(key);
-    if (it == object.end() || it->is_null()) return {};
-    if (!it->is_string()) bad(key, std::string("expected a string, got ") + it->type_name());
-    return it->get<std::string>();
-  }
-};
+// Present, and a finite number or null (compare-peers writes null where it has no figure).
+std::optional<double> finite_or_null(const Members& m, const char* key) {
+  const auto v = m.number_or_null(key);
+  if (v && !std::isfinite(*v)) m.bad(key, "is not finite");
+  return v;
+}
+// Absent or null: nullopt (files written before the member existed).
+std::optional<double> optional_number(const Members& m, const char* key) {
+  return m.optional(key) ? finite_or_null(m, key) : std::nullopt;
+}
 
 PeerRow read_row(const json& j, const fs::path& file, const std::string& where) {
   if (!j.is_object()) throw JsonFileError(file, where, std::string("expected an object, got ") + j.type_name());
@@ -60,10 +40,10 @@ PeerRow read_row(const json& j, const fs::path& file, const std::string& where) 
   r.verdict = m.text("verdict");
   r.note = m.optional_text("note");
   r.ours_how = m.optional_text("ours_how");
-  r.ours = m.number_or_null("ours");
-  r.ours_spread = m.optional_number("ours_spread");
-  r.ours_spread_per_clock = m.optional_number("ours_spread_per_clock");
-  r.ratio = m.number_or_null("ratio");
+  r.ours = finite_or_null(m, "ours");
+  r.ours_spread = optional_number(m, "ours_spread");
+  r.ours_spread_per_clock = optional_number(m, "ours_spread_per_clock");
+  r.ratio = finite_or_null(m, "ratio");
   if (r.ratio && !(*r.ratio > 0)) m.bad("ratio", "must be > 0");
   r.best_peer = m.optional_text("best_peer");
   if (const auto it = j.find("ours_runs"); it != j.end() && it->is_array()) r.runs = it->size();
@@ -72,7 +52,7 @@ PeerRow read_row(const json& j, const fs::path& file, const std::string& where) 
     const std::string at = m.path("peers") + "[" + std::to_string(i) + "]";
     if (!peers[i].is_object()) throw JsonFileError(file, at, std::string("expected an object, got ") + peers[i].type_name());
     const Members p{peers[i], file, at};
-    const auto v = p.number_or_null("value");
+    const auto v = finite_or_null(p, "value");
     if (!v) p.bad("value", "is null");
     r.peers.push_back({p.text("peer"), *v});
   }
