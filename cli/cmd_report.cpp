@@ -38,8 +38,8 @@ std::vector<fs::path> shipped_results() {
 }
 
 // The one-run comparisons with the public suites shipped beside them (results/peers-<gpu>-<date>.json,
-// scripts/compare-peers.sh): the newest file of each descriptor id (then device name) among `gpus`.
-std::vector<fs::path> shipped_peers(const std::vector<reports::GpuInput>& gpus) {
+// scripts/compare-peers.sh): the newest file of each of `gpus` (reports::gpu_for_peers), read.
+std::vector<reports::PeersInput> shipped_peers(const std::vector<reports::GpuInput>& gpus) {
   std::vector<fs::path> files;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(shipped_results_dir(), ec)) {
@@ -47,22 +47,18 @@ std::vector<fs::path> shipped_peers(const std::vector<reports::GpuInput>& gpus) 
     if (name.rfind("peers-", 0) == 0 && name.ends_with(".json") && e.is_regular_file(ec)) files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());  // peers-<gpu>-<YYYY-MM-DD>: the newest last
-  std::map<std::string, fs::path> newest;  // GPU id -> file
+  std::map<std::string, reports::PeersInput> newest;  // GPU id -> its newest file
   for (const auto& f : files) {
     try {
-      const reports::PeersInput p = reports::load_peers(f);
-      for (const auto& g : gpus)
-        if ((!p.descriptor_id.empty() && g.hw.id == p.descriptor_id) || g.hw.identity.name == p.gpu_name) {
-          newest[g.hw.id] = f;
-          break;
-        }
+      reports::PeersInput p = reports::load_peers(f);
+      p.gpu_id = reports::gpu_for_peers(p, gpus);
+      if (!p.gpu_id.empty()) newest[p.gpu_id] = std::move(p);
     } catch (const std::exception& e) {
       spdlog::warn("report: shipped peers file not read: {}", e.what());
     }
   }
-  std::vector<fs::path> out;
-  for (const auto& [id, f] : newest)
-    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
+  std::vector<reports::PeersInput> out;
+  for (auto& [id, p] : newest) out.push_back(std::move(p));
   return out;
 }
 
@@ -147,17 +143,7 @@ int run_report(const ReportOptions& opt) {
   reports::ReportInput in = reports::load_report_input(hw, results, profiles, peers);
   // The report of the shipped descriptors (no --hw) also shows their shipped one-run comparisons
   // with the public suites, unless --peers names files.
-  if (opt.hw.empty() && opt.peers.empty()) {
-    for (const auto& f : shipped_peers(in.gpus)) {
-      reports::PeersInput p = reports::load_peers(f);
-      for (const auto& g : in.gpus)
-        if ((!p.descriptor_id.empty() && g.hw.id == p.descriptor_id) || g.hw.identity.name == p.gpu_name) {
-          p.gpu_id = g.hw.id;
-          break;
-        }
-      if (!p.gpu_id.empty()) in.peers.push_back(std::move(p));
-    }
-  }
+  if (opt.hw.empty() && opt.peers.empty()) in.peers = shipped_peers(in.gpus);
   if (default_results) {
     // Shipped results of GPUs not in this report are not this report's business.
     std::erase_if(in.results, [](const reports::ResultsInput& r) { return r.gpu_id.empty(); });

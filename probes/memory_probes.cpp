@@ -90,12 +90,18 @@ std::vector<SweepPoint> sweep(const ProbeContext& ctx, mem::PointerChase& chase,
   return pts;
 }
 
-std::vector<Knee> knees_of(const std::vector<SweepPoint>& pts, double min_rise = 0.15, double flat_rise = 0.08) {
-  std::vector<double> f, y;
+// A sweep as (footprint, cycles) for the knee fits.
+std::pair<std::vector<double>, std::vector<double>> footprints_and_cycles(const std::vector<SweepPoint>& pts) {
+  std::pair<std::vector<double>, std::vector<double>> xy;
   for (const auto& p : pts) {
-    f.push_back(static_cast<double>(p.footprint));
-    y.push_back(p.cycles);
+    xy.first.push_back(static_cast<double>(p.footprint));
+    xy.second.push_back(p.cycles);
   }
+  return xy;
+}
+
+std::vector<Knee> knees_of(const std::vector<SweepPoint>& pts, double min_rise = 0.15, double flat_rise = 0.08) {
+  const auto [f, y] = footprints_and_cycles(pts);
   return find_knees(f, y, 10, min_rise, flat_rise);
 }
 
@@ -295,11 +301,7 @@ ProbeOutput run_pchase(const ProbeContext& ctx) {
       const auto tlb = sweep(ctx, big, mem::ChaseMode::tlb, fps, page, 4096, true, 0.7, 1.0);
       add_sweep(tlb, {}, "tlb", page);
       // TLB misses that hit the next TLB level cost a few cycles on an L2 hit: steps of 2-4%.
-      std::vector<double> tf, ty;
-      for (const auto& p : tlb) {
-        tf.push_back(static_cast<double>(p.footprint));
-        ty.push_back(p.cycles);
-      }
+      const auto [tf, ty] = footprints_and_cycles(tlb);
       const auto tk = find_tlb_knees(tf, ty);
       if (!tk.empty()) {
         MeasuredValue m = capacity_bytes(tk.front().footprint, tk.front(), "2 MiB page-stride ld.cg sweep", clock);

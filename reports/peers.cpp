@@ -89,6 +89,14 @@ PeersInput load_peers(const fs::path& file) {
   return p;
 }
 
+std::string gpu_for_peers(const PeersInput& p, const std::vector<GpuInput>& gpus) {
+  for (const auto& g : gpus)
+    if (!p.descriptor_id.empty() && g.hw.id == p.descriptor_id) return g.hw.id;
+  for (const auto& g : gpus)
+    if (g.hw.identity.name == p.gpu_name) return g.hw.id;
+  return {};
+}
+
 namespace detail {
 
 Table peers_table(const ReportInput& in) {

@@ -551,14 +551,7 @@ ReportInput load_report_input(const std::vector<fs::path>& descriptors, const st
   }
   for (const auto& p : peers) {
     PeersInput pi = load_peers(p);  // throws naming the file
-    for (const auto& g : in.gpus)
-      if (!pi.descriptor_id.empty() && g.hw.id == pi.descriptor_id) pi.gpu_id = g.hw.id;
-    if (pi.gpu_id.empty())
-      for (const auto& g : in.gpus)
-        if (g.hw.identity.name == pi.gpu_name) {
-          pi.gpu_id = g.hw.id;
-          break;
-        }
+    pi.gpu_id = gpu_for_peers(pi, in.gpus);
     if (pi.gpu_id.empty()) {
       std::string given;
       for (const auto& g : in.gpus)

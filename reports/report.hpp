@@ -94,6 +94,9 @@ struct PeersInput {
 // Reads a peers file: wrong schema, a missing member or one of the wrong type throws JsonFileError
 // "file: key: cause" (invalid JSON: "file: not valid JSON (parse error at line N, column M: ...)").
 PeersInput load_peers(const std::filesystem::path& file);
+// The descriptor a peers file belongs to: the id that is its `descriptor`, else the one whose device
+// name is its `gpu`; "" when none of `gpus` is.
+std::string gpu_for_peers(const PeersInput& p, const std::vector<GpuInput>& gpus);
 
 struct ReportInput {
   std::vector<GpuInput> gpus;
