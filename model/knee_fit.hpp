@@ -44,14 +44,14 @@ std::vector<Knee> find_knees(std::span<const double> footprint, std::span<const 
                              int max_segments = 8, double min_rise = 0.15, double flat_rise = 0.08,
                              double noise_floor = 5e-3);
 
-// Knees of a TLB sweep (one element per page, cycles against footprint): a TLB miss that hits the
-// next TLB level costs a few cycles on an L2 hit, so the steps are 2-4% (H200 / H100 80GB HBM3,
-// 2 MiB pages, 2026-11-26: 272 -> 279 -> 289 and 264 -> 269 -> 278 cycles). Thresholds for such
-// steps: a knee needs the next piece to end 1.5% above a plateau flat within 1.2%, and the fit
-// trusts residuals down to 0.2% (the default 0.5% merged the steps into one slope; the old 4% / 2%
-// thresholds found a knee in some runs only). On six recorded sweeps both knees come out at the
-// same footprints in every run and under +-0.25 cycle of added noise (tests/test_knee_fit.cpp).
-inline constexpr double kTlbMinRise = 0.015, kTlbFlatRise = 0.012, kTlbNoiseFloor = 2e-3;
+// Knees of a TLB sweep (pages in one fixed order per lap, cycles against footprint): a TLB miss
+// that hits the next TLB level costs a few cycles on an L2 hit, so the steps are 1-4% (H100 80GB
+// HBM3, 2 MiB pages, 2026-11-26: flat at 276 cycles within 0.2% up to 256 MiB, 279 at 362 MiB,
+// rising to 286.5 at 16 GiB). Thresholds for such steps: a knee needs the next piece to end 1.5%
+// above a plateau flat within 0.6%, and the fit trusts residuals down to 0.2% (the default 0.5%
+// merges the steps into one slope). On the recorded sweeps the knee comes out at the same footprint
+// in every run and under +-0.25 cycle of added noise (tests/test_knee_fit.cpp).
+inline constexpr double kTlbMinRise = 0.015, kTlbFlatRise = 0.006, kTlbNoiseFloor = 2e-3;
 std::vector<Knee> find_tlb_knees(std::span<const double> footprint, std::span<const double> cycles);
 
 // Where y steps half-way from a knee's plateau to the next level, for capacities of caches whose

@@ -33,6 +33,7 @@ struct ChaseSpec {
   bool cold = false;                      // flush L2 first, no warm-up (DRAM latency)
   std::uint32_t seed = 1;
   WarmScope warm = WarmScope::this_sm;    // cg only
+  std::uint32_t lines_per_page = 0;       // tlb only: lines of each page the laps visit; 0: enough for >= 4096 elements (<= 512)
 };
 
 struct ChaseSample {

@@ -55,33 +55,51 @@ __host__ __device__ inline std::uint32_t ring_at(std::uint32_t k, std::uint32_t 
   return x;
 }
 
-// Byte offset of element i: dense at `stride`, or for the TLB sweep one element per page at a
-// pseudo-random 128-byte line in the page's first 128 KiB (spreads cache sets).
-__host__ __device__ inline std::uint64_t element_offset(std::uint32_t i, std::uint64_t stride, bool page_mode) {
-  std::uint64_t off = static_cast<std::uint64_t>(i) * stride;
-  if (page_mode) off += static_cast<std::uint64_t>((mix32(i) >> 8) & 1023U) * 128U;
-  return off;
+// The TLB sweep (pages > 0) visits `pages` pages, one per `stride`, in one fixed random order per
+// lap, and a different 128-byte line of each page on every lap: `lines` laps make one ring of
+// pages x lines elements. The fixed page order keeps the sharp LRU step at each TLB's reach (a
+// random page order would smear it); the many lines average the L2 hit latency over near and far
+// L2 slices (with one line per page, the few lines of an 8-32 MiB footprint land near or far by
+// chance, +-5% on an H100, which hid the 2-3% first TLB step in some runs). Element e is line
+// e / pages of page e % pages; lines stay in a page's first 64 KiB.
+constexpr std::uint32_t kTlbMaxLines = 512;  // 64 KiB / 128 B
+constexpr std::uint32_t kTlbMinElements = 4096;
+
+__host__ __device__ inline std::uint64_t element_offset(std::uint32_t i, std::uint64_t stride, std::uint32_t pages) {
+  if (pages == 0) return static_cast<std::uint64_t>(i) * stride;
+  const std::uint32_t page = i % pages, lap = i / pages;
+  // 131 is odd, so laps 0..511 of one page take 512 distinct lines, from a per-page start.
+  const std::uint32_t line = ((mix32(page) >> 8) + lap * 131U) % kTlbMaxLines;
+  return static_cast<std::uint64_t>(page) * stride + static_cast<std::uint64_t>(line) * 128U;
 }
 
-__global__ void build_ring(unsigned char* base, std::uint32_t n, std::uint64_t stride, bool page_mode, std::uint32_t seed) {
-  const std::uint32_t h = half_bits_for(n);
+// Position k of the chase -> element index: the ring order (dense), or lap k / pages of the fixed
+// page order (TLB). h is half_bits_for(n), or half_bits_for(pages) for the TLB sweep.
+__host__ __device__ inline std::uint32_t chase_at(std::uint32_t k, std::uint32_t n, std::uint32_t pages, std::uint32_t h,
+                                                  std::uint32_t seed) {
+  if (pages == 0) return ring_at(k, n, h, seed);
+  return (k / pages) * pages + ring_at(k % pages, pages, h, seed);
+}
+
+__global__ void build_ring(unsigned char* base, std::uint32_t n, std::uint64_t stride, std::uint32_t pages, std::uint32_t seed) {
+  const std::uint32_t h = half_bits_for(pages ? pages : n);
   for (std::uint64_t k = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; k < n;
        k += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
-    const std::uint32_t a = ring_at(static_cast<std::uint32_t>(k), n, h, seed);
-    const std::uint32_t b = ring_at(static_cast<std::uint32_t>((k + 1) % n), n, h, seed);
-    auto* slot = reinterpret_cast<std::uint64_t*>(base + element_offset(a, stride, page_mode));
-    *slot = reinterpret_cast<std::uint64_t>(base + element_offset(b, stride, page_mode));
+    const std::uint32_t a = chase_at(static_cast<std::uint32_t>(k), n, pages, h, seed);
+    const std::uint32_t b = chase_at(static_cast<std::uint32_t>((k + 1) % n), n, pages, h, seed);
+    auto* slot = reinterpret_cast<std::uint64_t*>(base + element_offset(a, stride, pages));
+    *slot = reinterpret_cast<std::uint64_t>(base + element_offset(b, stride, pages));
   }
 }
 
 // Grid-wide read of every element's word through L2 (warms L2 for the cg sweep); the sum keeps
 // the loads alive.
-__global__ void warm_elements(const unsigned char* base, std::uint32_t n, std::uint64_t stride, bool page_mode,
+__global__ void warm_elements(const unsigned char* base, std::uint32_t n, std::uint64_t stride, std::uint32_t pages,
                               unsigned long long* sink) {
   unsigned long long acc = 0;
   for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
-    acc += __ldcg(reinterpret_cast<const unsigned long long*>(base + element_offset(static_cast<std::uint32_t>(i), stride, page_mode)));
+    acc += __ldcg(reinterpret_cast<const unsigned long long*>(base + element_offset(static_cast<std::uint32_t>(i), stride, pages)));
   if (acc == 0x5eed5eed5eedULL) *sink = acc;
 }
 
@@ -119,7 +137,7 @@ __device__ __forceinline__ std::uint64_t chase_load(std::uint64_t p) {
 // out: [0] cycles, [1] nanoseconds, [2] final pointer. With block_warm, every thread of the block
 // first reads each element once (ld.cg), so the ring sits in the L2 as this SM sees it.
 template <int Mode>
-__global__ void chase_global(const unsigned char* base, std::uint32_t n, std::uint64_t stride, bool page_mode,
+__global__ void chase_global(const unsigned char* base, std::uint32_t n, std::uint64_t stride, std::uint32_t pages,
                              int block_warm, std::uint32_t h, std::uint32_t seed, std::uint64_t start, long long warm,
                              long long steps, long long* out) {
   __shared__ std::uint64_t hold;
@@ -127,7 +145,7 @@ __global__ void chase_global(const unsigned char* base, std::uint32_t n, std::ui
     unsigned long long acc = 0;
     for (std::uint32_t i = threadIdx.x; i < n; i += blockDim.x)
       acc += __ldcg(reinterpret_cast<const unsigned long long*>(
-          base + element_offset(block_warm == 2 ? ring_at(i, n, h, seed) : i, stride, page_mode)));
+          base + element_offset(block_warm == 2 ? chase_at(i, n, pages, h, seed) : i, stride, pages)));
     if (acc == 0x5eed5eed5eedULL) out[3] = static_cast<long long>(acc);
     __syncthreads();
   }
@@ -207,9 +225,18 @@ ChaseSample PointerChase::run(const ChaseSpec& spec) {
     throw std::invalid_argument("pointer chase: stride must be a multiple of 4 bytes");
   const std::size_t n64 = spec.footprint_bytes / spec.stride_bytes;
   if (n64 < 2 || n64 > 0xffffffffULL) throw std::invalid_argument("pointer chase: footprint/stride must be in [2, 2^32)");
-  const auto n = static_cast<std::uint32_t>(n64);
-  const long long steps = std::max<long long>(8, (spec.steps + 7) / 8 * 8);
   const bool page_mode = spec.mode == ChaseMode::tlb;
+  if (page_mode && spec.stride_bytes < kTlbMaxLines * 128)
+    throw std::invalid_argument("pointer chase: the TLB sweep's page stride must be >= 64 KiB");
+  // TLB sweep: enough lines per page for >= 4096 elements in all (at most 512 per page).
+  const std::uint32_t pages = page_mode ? static_cast<std::uint32_t>(n64) : 0;
+  if (spec.lines_per_page > kTlbMaxLines) throw std::invalid_argument("pointer chase: at most 512 lines per page");
+  const std::uint64_t lines = !page_mode               ? 1
+                              : spec.lines_per_page > 0 ? spec.lines_per_page
+                                                        : std::clamp<std::uint64_t>((kTlbMinElements + n64 - 1) / n64, 1, kTlbMaxLines);
+  if (n64 * lines > 0xffffffffULL) throw std::invalid_argument("pointer chase: too many elements");
+  const auto n = static_cast<std::uint32_t>(n64 * lines);
+  const long long steps = std::max<long long>(8, (spec.steps + 7) / 8 * 8);
   long long host[3] = {0, 0, 0};
   std::uint64_t expect = 0;
 
@@ -228,13 +255,14 @@ ChaseSample PointerChase::run(const ChaseSpec& spec) {
     CUDA_CHECK(cudaMemcpy(host, out_.data(), sizeof host, cudaMemcpyDeviceToHost));
     expect = ring_element(static_cast<std::uint64_t>(warm + steps), n, spec.seed);
   } else {
-    const std::uint64_t last = element_offset(n - 1, spec.stride_bytes, page_mode) + 8;
+    const std::uint64_t last =
+        page_mode ? (n64 - 1) * spec.stride_bytes + kTlbMaxLines * 128 : element_offset(n - 1, spec.stride_bytes, 0) + 8;
     if (last > buffer_.bytes())
       throw std::invalid_argument("pointer chase: footprint exceeds the buffer (" + std::to_string(last) + " > " +
                                   std::to_string(buffer_.bytes()) + " B)");
     unsigned char* base = buffer_.data();
     const int sms = sm_count_of_current_device();
-    build_ring<<<4 * sms, 256>>>(base, n, spec.stride_bytes, page_mode, spec.seed);
+    build_ring<<<4 * sms, 256>>>(base, n, spec.stride_bytes, pages, spec.seed);
     CUDA_CHECK_LAUNCH();
     auto* sink = reinterpret_cast<unsigned long long*>(out_.data() + 4);
     long long warm = spec.warm_steps;
@@ -247,30 +275,31 @@ ChaseSample PointerChase::run(const ChaseSpec& spec) {
     } else if (warm < 0) {
       if (spec.mode == ChaseMode::cg && spec.warm == WarmScope::all_sms) {
         warm = 0;
-        warm_elements<<<4 * sms, 256>>>(base, n, spec.stride_bytes, page_mode, sink);
+        warm_elements<<<4 * sms, 256>>>(base, n, spec.stride_bytes, pages, sink);
         CUDA_CHECK_LAUNCH();
       } else if (spec.mode == ChaseMode::cg) {
         warm = 0;
         block_warm = spec.warm == WarmScope::ring_order ? 2 : 1;
       } else {
-        warm = n;  // ca: the chasing thread's own lap fills its SM's L1; tlb: fills the TLB
+        warm = n;  // ca: the chasing thread's own lap fills its SM's L1; tlb: fills the TLB and caches every line
       }
     }
-    const std::uint32_t h = half_bits_for(n);
-    const std::uint64_t start = reinterpret_cast<std::uint64_t>(base + element_offset(ring_at(0, n, h, spec.seed), spec.stride_bytes, page_mode));
+    const std::uint32_t h = half_bits_for(page_mode ? pages : n);
+    const std::uint64_t start =
+        reinterpret_cast<std::uint64_t>(base + element_offset(chase_at(0, n, pages, h, spec.seed), spec.stride_bytes, pages));
     // Largest L1 carveout: the ca sweep measures the L1 a kernel without shared memory gets.
     CUDA_CHECK(cudaFuncSetAttribute(chase_global<0>, cudaFuncAttributePreferredSharedMemoryCarveout, 0));
     const int threads = block_warm ? 1024 : 1;
     if (spec.mode == ChaseMode::ca)
-      chase_global<0><<<1, threads>>>(base, n, spec.stride_bytes, page_mode, block_warm, h, spec.seed, start, warm, steps,
+      chase_global<0><<<1, threads>>>(base, n, spec.stride_bytes, pages, block_warm, h, spec.seed, start, warm, steps,
                                       out_.data());
     else
-      chase_global<1><<<1, threads>>>(base, n, spec.stride_bytes, page_mode, block_warm, h, spec.seed, start, warm, steps,
+      chase_global<1><<<1, threads>>>(base, n, spec.stride_bytes, pages, block_warm, h, spec.seed, start, warm, steps,
                                       out_.data());
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaMemcpy(host, out_.data(), sizeof host, cudaMemcpyDeviceToHost));
-    const std::uint32_t e = ring_element(static_cast<std::uint64_t>(warm + steps), n, spec.seed);
-    expect = reinterpret_cast<std::uint64_t>(base + element_offset(e, spec.stride_bytes, page_mode));
+    const auto e = chase_at(static_cast<std::uint32_t>(static_cast<std::uint64_t>(warm + steps) % n), n, pages, h, spec.seed);
+    expect = reinterpret_cast<std::uint64_t>(base + element_offset(e, spec.stride_bytes, pages));
   }
   if (static_cast<std::uint64_t>(host[2]) != expect)
     throw std::runtime_error("pointer chase (" + to_string(spec.mode) + ", " + std::to_string(spec.footprint_bytes) +

@@ -2,6 +2,8 @@
 // physically possible ranges. The probes throw when a kernel's output is wrong.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdlib>
 
@@ -80,6 +82,36 @@ TEST_CASE("pointer chase: every mode follows its ring and L1 < L2 < DRAM") {
   CHECK(sh.cycles_per_load < l2.cycles_per_load);
   CHECK(l1.sm_clock_hz > 2e8);
   CHECK_THROWS_AS(chase.run({mem::ChaseMode::cg, 128 << 20, 32, 64}), std::invalid_argument);
+}
+
+TEST_CASE("pointer chase: the TLB sweep with one line per page and with many (the near/far L2 average)") {
+  // Printed side by side: with one line per page the few lines of a small footprint sit in the near
+  // or the far L2 by chance; the default visits >= 4096 lines in all, the same pages in the same order.
+  const std::size_t page = 2 << 20;
+  mem::PointerChase chase(1024 * page + page);
+  std::string one, many;
+  for (std::size_t pages : {4, 8, 11, 16, 22, 32, 64, 128, 181, 256, 512, 1024}) {
+    mem::ChaseSpec spec{mem::ChaseMode::tlb, pages * page, page, static_cast<long long>(std::max<std::size_t>(4096, pages))};
+    const auto dflt = chase.run(spec);
+    CHECK(dflt.elements == pages * std::clamp<std::size_t>((4096 + pages - 1) / pages, 1, 512));
+    spec.lines_per_page = 1;
+    const auto single = chase.run(spec);
+    CHECK(single.elements == pages);
+    char b[64];
+    std::snprintf(b, sizeof b, " %zu:%.1f", pages * 2, single.cycles_per_load);
+    one += b;
+    std::snprintf(b, sizeof b, " %zu:%.1f", pages * 2, dflt.cycles_per_load);
+    many += b;
+  }
+  MESSAGE("tlb sweep MiB:cycles, one line per page:" << one);
+  MESSAGE("tlb sweep MiB:cycles, default lines:    " << many);
+  mem::ChaseSpec bad{mem::ChaseMode::tlb, 8 * page, page, 64};
+  bad.lines_per_page = 513;
+  CHECK_THROWS_AS(chase.run(bad), std::invalid_argument);
+  bad.lines_per_page = 0;
+  bad.stride_bytes = 32 << 10;
+  bad.footprint_bytes = 64 * bad.stride_bytes;
+  CHECK_THROWS_AS(chase.run(bad), std::invalid_argument);
 }
 
 TEST_CASE("pointer chase: one element per line, warmed in ring order, steps near L2 < far L2 < DRAM") {
