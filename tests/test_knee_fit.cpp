@@ -46,8 +46,9 @@ std::size_t last_index_within(const std::vector<double>& f, double cap) {
 
 
 // TLB sweeps (2 MiB pages in one fixed order per lap, >= 4096 lines in all; cycles per load) of the
-// pchase-only and full calibrations of 2026-11-26 on two H100 80GB HBM3 boards, footprints from
-// 8 MiB by half octaves, rounded down to the page as the probe does.
+// pchase-only and full calibrations of 2026-11-26 on two H100 80GB HBM3 boards and an H200 (sweep
+// points only, not the 7 refine points), footprints from 8 MiB by half octaves, rounded down to the
+// page as the probe does.
 struct TlbSweep {
   const char* gpu;
   std::vector<double> cycles;
@@ -62,6 +63,10 @@ const std::vector<TlbSweep>& recorded_tlb_sweeps() {
       {"h100 p2 (GPU-5e167e1c)", {276.66, 276.56, 276.78, 276.81, 276.77, 276.48, 276.36, 276.42, 276.31, 276.29, 276.18, 279.57, 281.97, 283.65, 284.34, 284.82, 285.24, 285.64, 285.65, 286.03, 286.23, 286.49, 286.60}},
       {"h100 p3 (GPU-5e167e1c)", {276.60, 276.50, 276.68, 276.73, 276.72, 276.50, 276.29, 276.40, 276.30, 276.33, 276.20, 279.52, 282.01, 283.63, 284.25, 284.77, 285.23, 285.59, 285.55, 286.00, 286.17, 286.50, 286.54}},
       {"h100 ship (GPU-5e167e1c)", {277.70, 276.64, 276.76, 276.87, 276.78, 276.87, 276.91, 276.80, 276.68, 276.81, 276.74, 279.95, 282.14, 284.10, 284.65, 284.84, 285.48, 285.95, 285.93, 286.15, 286.23, 286.43, 286.58}},
+      {"h200 p1 (GPU-18640f71)", {280.39, 280.92, 280.84, 281.31, 281.21, 280.94, 280.60, 280.71, 280.87, 280.87, 280.80, 283.88, 286.50, 288.17, 288.94, 289.69, 289.98, 290.05, 290.26, 290.47, 290.86, 290.75, 290.59, 290.69, 290.66}},
+      {"h200 p2 (GPU-18640f71)", {280.25, 280.82, 280.69, 281.17, 281.06, 280.82, 280.52, 280.56, 280.72, 280.76, 280.59, 283.72, 286.34, 287.98, 288.72, 289.50, 289.78, 289.85, 290.07, 290.27, 290.67, 290.59, 290.40, 290.51, 290.48}},
+      {"h200 p3 (GPU-18640f71)", {280.38, 280.93, 280.79, 281.29, 281.20, 281.01, 280.62, 280.69, 280.89, 280.88, 280.79, 283.82, 286.42, 288.13, 288.86, 289.66, 289.93, 290.01, 290.21, 290.42, 290.82, 290.74, 290.53, 290.64, 290.60}},
+      {"h200 ship (GPU-18640f71)", {280.69, 280.61, 280.52, 280.18, 280.16, 280.47, 280.65, 280.61, 280.99, 280.88, 281.09, 284.20, 286.46, 288.13, 288.79, 289.10, 289.66, 290.04, 290.01, 289.97, 290.46, 290.71, 290.93, 290.84, 290.78}},
   };
   return s;
 }
@@ -86,7 +91,7 @@ std::vector<double> knee_mib(const std::vector<Knee>& ks) {
 
 }  // namespace
 
-TEST_CASE("find_tlb_knees: one TLB step in every recorded H100 sweep, at the same footprint") {
+TEST_CASE("find_tlb_knees: one TLB step in every recorded H100 and H200 sweep, at the same footprint") {
   for (const auto& s : recorded_tlb_sweeps()) {
     INFO(s.gpu);
     const auto f = tlb_footprints(s.cycles.size());
