@@ -334,6 +334,75 @@ __global__ void __launch_bounds__(kWideThreads, 3) intensity_cuda_core_wide(cons
   }
 }
 
+// ---- CUDA cores, FP64, k >= 64: the 8 columns split between the two half-warps -------------------
+// The wide kernel above reached 61-66% of the FP64 peak at k = 64-256 on an H200 (2 row blocks per
+// warp, 138 registers, 3 blocks of 128). Here lane l of a warp computes rows l % 16 and l % 16 + 16
+// of each of its kSplitBlocks row blocks (8 rows) for columns 4 (l / 16) .. + 3: per (j, i) two
+// 16-byte broadcast reads of the matrix feed 32 DFMA, and the accumulators (8 x 4) and inputs (8 x 8)
+// fit in 222 registers, two blocks of 128 per SM. H200 scratch bench (docs/NOTES.md, 2026-11-26): 63.0 /
+// 71.1 / 76.2% of the FP64 peak at k = 64 / 128 / 256 out of L2 (the wide kernel 61.2 / 64.5 / 66.1%),
+// 69.7% against 62.1% at k = 256 in L2, y bit for bit the wide kernel's (same sums, same order).
+constexpr int kSplitBlocks = 4;
+constexpr int kSplitMinK = 64;
+
+template <int K, bool Streaming>
+__global__ void __launch_bounds__(kWideThreads, 2) intensity_cuda_core_fp64_split(const uint4* __restrict__ x, uint4* __restrict__ y,
+                                                                               long long row_blocks,
+                                                                               const uint4* __restrict__ mats) {
+  constexpr int W = 8, NV = 4, R = K / W, G = kSplitBlocks, RT = 2 * G;  // rows per thread
+  static_assert(K >= W && K % W == 0, "split kernel: whole matrices");
+  __shared__ uint4 m_s[R * W * NV];
+  for (int i = threadIdx.x; i < R * W * NV; i += blockDim.x) m_s[i] = mats[i];
+  __syncthreads();
+  const int lane = threadIdx.x & 31, half = lane >> 4, r16 = lane & 15;
+  const long long groups = (row_blocks + G - 1) / G;
+  const long long stride = static_cast<long long>(gridDim.x) * (kWideThreads / 32);
+  for (long long g = static_cast<long long>(blockIdx.x) * (kWideThreads / 32) + (threadIdx.x >> 5); g < groups; g += stride) {
+    double xs[RT][W];
+#pragma unroll
+    for (int q = 0; q < G; ++q)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int e = 0; e < NV; ++e) {
+          const uint4 v = g * G + q < row_blocks ? load_stream<Streaming>(x + (g * G + q) * (32 * NV) + r16 + 16 * h + 32 * e)
+                                                 : make_uint4(0, 0, 0, 0);  // computed on zeros, never stored
+          xs[2 * q + h][2 * e] = element<double>(v, 0);
+          xs[2 * q + h][2 * e + 1] = element<double>(v, 1);
+        }
+    double acc[RT][4];
+#pragma unroll
+    for (int t = 0; t < RT; ++t)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) acc[t][c] = 0.0;
+#pragma unroll 1
+    for (int j = 0; j < R; ++j)
+#pragma unroll
+      for (int i = 0; i < W; ++i) {
+        const uint4 m0 = m_s[(j * W + i) * NV + 2 * half], m1 = m_s[(j * W + i) * NV + 2 * half + 1];
+#pragma unroll
+        for (int t = 0; t < RT; ++t) {
+          acc[t][0] = fma(xs[t][i], element<double>(m0, 0), acc[t][0]);
+          acc[t][1] = fma(xs[t][i], element<double>(m0, 1), acc[t][1]);
+          acc[t][2] = fma(xs[t][i], element<double>(m1, 0), acc[t][2]);
+          acc[t][3] = fma(xs[t][i], element<double>(m1, 1), acc[t][3]);
+        }
+      }
+    // Columns 4 half .. 4 half + 3 of a row are its vectors 2 half and 2 half + 1.
+#pragma unroll
+    for (int q = 0; q < G; ++q) {
+      if (g * G + q >= row_blocks) continue;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int t = 2 * q + h;
+        uint4* base = y + (g * G + q) * (32 * NV) + r16 + 16 * h;
+        store_stream<Streaming>(base + 32 * (2 * half), pack(acc[t][0], acc[t][1]));
+        store_stream<Streaming>(base + 32 * (2 * half + 1), pack(acc[t][2], acc[t][3]));
+      }
+    }
+  }
+}
+
 // ---- tensor cores ------------------------------------------------------------------------------
 
 // D(16x8) = A(16x8) B(8x8) + C, FP64. Lane (g, t) = (lane/4, lane%4): a = {A[g][t], A[g+8][t],
@@ -519,13 +588,21 @@ class IntensityInstance final : public KernelInstance {
     if (unit_ == ComputeUnit::cuda_core && wide()) {
       const long long row_blocks = n_ / W / 32;
       const long long warps = (row_blocks + wide_rows<T>() - 1) / wide_rows<T>();
-      const long long need = (warps + kWideThreads / 32 - 1) / (kWideThreads / 32);
+      const long long need_wide = (warps + kWideThreads / 32 - 1) / (kWideThreads / 32);
       const auto* x = reinterpret_cast<const uint4*>(x_.data());
       auto* y = reinterpret_cast<uint4*>(y_.data());
       with_k(k_, [&](auto kc) {
         constexpr int K = decltype(kc)::value;
         if constexpr (K >= kWideMinK) {
-          auto* kernel = streaming_ ? intensity_cuda_core_wide<T, K, true> : intensity_cuda_core_wide<T, K, false>;
+          constexpr bool split = sizeof(T) == 8 && K >= kSplitMinK;
+          auto* kernel = [&] {
+            if constexpr (split)
+              return streaming_ ? intensity_cuda_core_fp64_split<K, true> : intensity_cuda_core_fp64_split<K, false>;
+            else
+              return streaming_ ? intensity_cuda_core_wide<T, K, true> : intensity_cuda_core_wide<T, K, false>;
+          }();
+          const long long need =
+              split ? ((row_blocks + kSplitBlocks - 1) / kSplitBlocks + kWideThreads / 32 - 1) / (kWideThreads / 32) : need_wide;
           if (wide_grid_ == 0) {  // persistent: as many blocks as stay resident, no more than the work needs
             int per_sm = 0;
             CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWideThreads, 0));
@@ -735,7 +812,10 @@ KernelVariant intensity_variant(ComputeUnit unit) {
                     ", 16-byte loads/stores; k < 16: one " + std::to_string(W) +
                     "-value row per thread, matrices in __constant__; k >= 16: " + std::to_string(wide_rows<T>()) +
                     " rows per thread, matrices staged in shared memory (one 16-byte broadcast read per " +
-                    std::to_string(wide_rows<T>()) + " rows' FMAs), persistent grid, next rows loaded during the FMAs";
+                    std::to_string(wide_rows<T>()) + " rows' FMAs), persistent grid, next rows loaded during the FMAs" +
+                    (sizeof(T) == 8 ? std::string("; k >= 64: 8 rows x 4 of the 8 columns per thread (the half-warps split "
+                                                  "the columns), two 16-byte broadcast reads per 32 DFMA")
+                                    : std::string());
   // The useful share of the tensor-core work depends on k (k/w below the row width): the kind's.
   v.tensor_core_fraction = 0;
   // 64 whole rows (one tensor-core warp step) for every variant, so CUDA and tensor cores share sizes.
@@ -759,6 +839,9 @@ KernelVariant intensity_variant(ComputeUnit unit) {
               {wide, fma, "DMMA|HMMA"},
               {wide, "LDS\\.128", ""},
               {wide, kLdg128, ""}};
+    if (sizeof(T) == 8)
+      for (const char* want : {"DFMA", "LDS\\.128", kLdg128})
+        v.sass.push_back({"intensity_cuda_core_fp64_split", want, std::string(want) == "DFMA" ? "DMMA|HMMA" : ""});
   }
   return v;
 }
