@@ -337,16 +337,34 @@ __global__ void __launch_bounds__(kWideThreads, 3) intensity_cuda_core_wide(cons
 // ---- CUDA cores, FP64, k >= 64: the 8 columns split between the two half-warps -------------------
 // The wide kernel above reached 61-66% of the FP64 peak at k = 64-256 on an H200 (2 row blocks per
 // warp, 138 registers, 3 blocks of 128). Here lane l of a warp computes rows l % 16 and l % 16 + 16
-// of each of its kSplitBlocks row blocks (8 rows) for columns 4 (l / 16) .. + 3: per (j, i) two
-// 16-byte broadcast reads of the matrix feed 32 DFMA, and the accumulators (8 x 4) and inputs (8 x 8)
-// fit in 222 registers, two blocks of 128 per SM. H200 scratch bench (docs/NOTES.md, 2026-11-26): 63.0 /
-// 71.1 / 76.2% of the FP64 peak at k = 64 / 128 / 256 out of L2 (the wide kernel 61.2 / 64.5 / 66.1%),
-// 69.7% against 62.1% at k = 256 in L2, y bit for bit the wide kernel's (same sums, same order).
-constexpr int kSplitBlocks = 4;
+// of each of its kSplitBlocks = 3 row blocks (6 rows) for columns 4 (l / 16) .. + 3: per (j, i) two
+// 16-byte broadcast reads of the matrix feed 24 DFMA, and the accumulators (6 x 4) and inputs (6 x 8)
+// fit in 168 registers (166 on sm_90), three blocks of 128 per SM. Persistent grid; the groups of 3
+// row blocks are handed out dynamically (a ticket counter, below), not by a static stride.
+// H100 scratch bench (GPU-86a09983, 2026-11-26, docs/NOTES.md), this body with 3 row blocks,
+// __launch_bounds__(128, 3) and dynamic groups: 68.5 / 76.9 / 79.6% of the FP64 peak at k = 64 / 128
+// / 256 out of L2 (the previous 4 row blocks, 2 blocks per SM, static stride: 59.1 / 70.8 / 75.8%),
+// 48.5 / 64.4 / 71.8% in L2; y bit for bit the wide kernel's (same sums, same order).
+constexpr int kSplitBlocks = 3;
 constexpr int kSplitMinK = 64;
 
+// Ticket counter of the split kernel's dynamic scheduling, 0 between launches. In a launch every
+// warp takes tickets (lane 0: atomicAdd, broadcast to the warp), computes group `ticket` while it
+// is below `groups`, and exits at its first ticket >= groups. The counter only grows during the
+// launch, so the tickets taken are 0, 1, ..., N - 1 with no gap or repeat; each of the T = gridDim.x
+// * kWideThreads / 32 warps takes exactly one failing ticket (every warp fetches at least once: no
+// early return), so N > groups, every group 0 .. groups - 1 is computed exactly once, and
+// N = groups + T. The warp holding ticket groups + T - 1 took the last ticket of the launch: every
+// other atomicAdd on the counter came before its own (they returned smaller values) and none comes
+// after, so it resets the counter to 0 (atomicExch) and no ticket of this launch is lost. Launches
+// on one stream run one after another and a kernel's global writes are visible to the next, so
+// the next launch starts from 0 with no host-side reset (nothing added to the timed loop), whatever
+// its grid or group count. (As spmv_common.cuh's finish_piece counters; two split launches must not
+// run concurrently on one device: every launch here is issued on one stream.)
+__device__ unsigned long long g_split_ticket = 0;
+
 template <int K, bool Streaming>
-__global__ void __launch_bounds__(kWideThreads, 2) intensity_cuda_core_fp64_split(const uint4* __restrict__ x, uint4* __restrict__ y,
+__global__ void __launch_bounds__(kWideThreads, 3) intensity_cuda_core_fp64_split(const uint4* __restrict__ x, uint4* __restrict__ y,
                                                                                long long row_blocks,
                                                                                const uint4* __restrict__ mats) {
   constexpr int W = 8, NV = 4, R = K / W, G = kSplitBlocks, RT = 2 * G;  // rows per thread
@@ -356,8 +374,19 @@ __global__ void __launch_bounds__(kWideThreads, 2) intensity_cuda_core_fp64_spli
   __syncthreads();
   const int lane = threadIdx.x & 31, half = lane >> 4, r16 = lane & 15;
   const long long groups = (row_blocks + G - 1) / G;
-  const long long stride = static_cast<long long>(gridDim.x) * (kWideThreads / 32);
-  for (long long g = static_cast<long long>(blockIdx.x) * (kWideThreads / 32) + (threadIdx.x >> 5); g < groups; g += stride) {
+  const unsigned long long last_ticket =
+      static_cast<unsigned long long>(groups) + static_cast<unsigned long long>(gridDim.x) * (kWideThreads / 32) - 1;
+  const auto next_ticket = [&] {
+    unsigned long long t = 0;
+    if (lane == 0) t = atomicAdd(&g_split_ticket, 1ULL);
+    return __shfl_sync(0xffffffffu, t, 0);
+  };
+  for (unsigned long long ticket = next_ticket();; ticket = next_ticket()) {
+    if (ticket >= static_cast<unsigned long long>(groups)) {
+      if (lane == 0 && ticket == last_ticket) atomicExch(&g_split_ticket, 0ULL);  // the launch's last ticket
+      break;
+    }
+    const long long g = static_cast<long long>(ticket);
     double xs[RT][W];
 #pragma unroll
     for (int q = 0; q < G; ++q)
@@ -601,6 +630,8 @@ class IntensityInstance final : public KernelInstance {
             else
               return streaming_ ? intensity_cuda_core_wide<T, K, true> : intensity_cuda_core_wide<T, K, false>;
           }();
+          // Blocks that give every group (split: kSplitBlocks row blocks) a warp; the split kernel's
+          // warps take groups from a counter, so any grid computes all of them.
           const long long need =
               split ? ((row_blocks + kSplitBlocks - 1) / kSplitBlocks + kWideThreads / 32 - 1) / (kWideThreads / 32) : need_wide;
           if (wide_grid_ == 0) {  // persistent: as many blocks as stay resident, no more than the work needs
@@ -813,8 +844,11 @@ KernelVariant intensity_variant(ComputeUnit unit) {
                     "-value row per thread, matrices in __constant__; k >= 16: " + std::to_string(wide_rows<T>()) +
                     " rows per thread, matrices staged in shared memory (one 16-byte broadcast read per " +
                     std::to_string(wide_rows<T>()) + " rows' FMAs), persistent grid, next rows loaded during the FMAs" +
-                    (sizeof(T) == 8 ? std::string("; k >= 64: 8 rows x 4 of the 8 columns per thread (the half-warps split "
-                                                  "the columns), two 16-byte broadcast reads per 32 DFMA")
+                    (sizeof(T) == 8 ? "; k >= " + std::to_string(kSplitMinK) + ": " + std::to_string(2 * kSplitBlocks) +
+                                          " rows x 4 of the 8 columns per thread (the half-warps split the columns), two "
+                                          "16-byte broadcast reads per " + std::to_string(8 * kSplitBlocks) +
+                                          " DFMA, groups of " + std::to_string(kSplitBlocks) +
+                                          " row blocks handed out by an atomic ticket counter"
                                     : std::string());
   // The useful share of the tensor-core work depends on k (k/w below the row width): the kind's.
   v.tensor_core_fraction = 0;
@@ -839,8 +873,8 @@ KernelVariant intensity_variant(ComputeUnit unit) {
               {wide, fma, "DMMA|HMMA"},
               {wide, "LDS\\.128", ""},
               {wide, kLdg128, ""}};
-    if (sizeof(T) == 8)
-      for (const char* want : {"DFMA", "LDS\\.128", kLdg128})
+    if (sizeof(T) == 8)  // ATOMG: the ticket counter (an atomicAdd whose result is used)
+      for (const char* want : {"DFMA", "LDS\\.128", kLdg128, "ATOMG"})
         v.sass.push_back({"intensity_cuda_core_fp64_split", want, std::string(want) == "DFMA" ? "DMMA|HMMA" : ""});
   }
   return v;
