@@ -334,6 +334,104 @@ __global__ void __launch_bounds__(kWideThreads, 3) intensity_cuda_core_wide(cons
   }
 }
 
+// ---- CUDA cores, FP64, k >= 64: the 8 columns split between the two half-warps -------------------
+// The wide kernel above reached 61-66% of the FP64 peak at k = 64-256 on an H200 (2 row blocks per
+// warp, 138 registers, 3 blocks of 128). Here lane l of a warp computes rows l % 16 and l % 16 + 16
+// of each of its kSplitBlocks = 3 row blocks (6 rows) for columns 4 (l / 16) .. + 3: per (j, i) two
+// 16-byte broadcast reads of the matrix feed 24 DFMA, and the accumulators (6 x 4) and inputs (6 x 8)
+// fit in 168 registers (166 on sm_90), three blocks of 128 per SM. Persistent grid; the groups of 3
+// row blocks are handed out dynamically (a ticket counter, below), not by a static stride.
+// H100 scratch bench (GPU-86a09983, 2026-11-26, docs/NOTES.md), this body with 3 row blocks,
+// __launch_bounds__(128, 3) and dynamic groups: 68.5 / 76.9 / 79.6% of the FP64 peak at k = 64 / 128
+// / 256 out of L2 (the previous 4 row blocks, 2 blocks per SM, static stride: 59.1 / 70.8 / 75.8%),
+// 48.5 / 64.4 / 71.8% in L2; y bit for bit the wide kernel's (same sums, same order).
+constexpr int kSplitBlocks = 3;
+constexpr int kSplitMinK = 64;
+
+// Ticket counter of the split kernel's dynamic scheduling, 0 between launches. In a launch every
+// warp takes tickets (lane 0: atomicAdd, broadcast to the warp), computes group `ticket` while it
+// is below `groups`, and exits at its first ticket >= groups. The counter only grows during the
+// launch, so the tickets taken are 0, 1, ..., N - 1 with no gap or repeat; each of the T = gridDim.x
+// * kWideThreads / 32 warps takes exactly one failing ticket (every warp fetches at least once: no
+// early return), so N > groups, every group 0 .. groups - 1 is computed exactly once, and
+// N = groups + T. The warp holding ticket groups + T - 1 took the last ticket of the launch: every
+// other atomicAdd on the counter came before its own (they returned smaller values) and none comes
+// after, so it resets the counter to 0 (atomicExch) and no ticket of this launch is lost. Launches
+// on one stream run one after another and a kernel's global writes are visible to the next, so
+// the next launch starts from 0 with no host-side reset (nothing added to the timed loop), whatever
+// its grid or group count. (As spmv_common.cuh's finish_piece counters; two split launches must not
+// run concurrently on one device: every launch here is issued on one stream.)
+__device__ unsigned long long g_split_ticket = 0;
+
+template <int K, bool Streaming>
+__global__ void __launch_bounds__(kWideThreads, 3) intensity_cuda_core_fp64_split(const uint4* __restrict__ x, uint4* __restrict__ y,
+                                                                               long long row_blocks,
+                                                                               const uint4* __restrict__ mats) {
+  constexpr int W = 8, NV = 4, R = K / W, G = kSplitBlocks, RT = 2 * G;  // rows per thread
+  static_assert(K >= W && K % W == 0, "split kernel: whole matrices");
+  __shared__ uint4 m_s[R * W * NV];
+  for (int i = threadIdx.x; i < R * W * NV; i += blockDim.x) m_s[i] = mats[i];
+  __syncthreads();
+  const int lane = threadIdx.x & 31, half = lane >> 4, r16 = lane & 15;
+  const long long groups = (row_blocks + G - 1) / G;
+  const unsigned long long last_ticket =
+      static_cast<unsigned long long>(groups) + static_cast<unsigned long long>(gridDim.x) * (kWideThreads / 32) - 1;
+  const auto next_ticket = [&] {
+    unsigned long long t = 0;
+    if (lane == 0) t = atomicAdd(&g_split_ticket, 1ULL);
+    return __shfl_sync(0xffffffffu, t, 0);
+  };
+  for (unsigned long long ticket = next_ticket();; ticket = next_ticket()) {
+    if (ticket >= static_cast<unsigned long long>(groups)) {
+      if (lane == 0 && ticket == last_ticket) atomicExch(&g_split_ticket, 0ULL);  // the launch's last ticket
+      break;
+    }
+    const long long g = static_cast<long long>(ticket);
+    double xs[RT][W];
+#pragma unroll
+    for (int q = 0; q < G; ++q)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int e = 0; e < NV; ++e) {
+          const uint4 v = g * G + q < row_blocks ? load_stream<Streaming>(x + (g * G + q) * (32 * NV) + r16 + 16 * h + 32 * e)
+                                                 : make_uint4(0, 0, 0, 0);  // computed on zeros, never stored
+          xs[2 * q + h][2 * e] = element<double>(v, 0);
+          xs[2 * q + h][2 * e + 1] = element<double>(v, 1);
+        }
+    double acc[RT][4];
+#pragma unroll
+    for (int t = 0; t < RT; ++t)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) acc[t][c] = 0.0;
+#pragma unroll 1
+    for (int j = 0; j < R; ++j)
+#pragma unroll
+      for (int i = 0; i < W; ++i) {
+        const uint4 m0 = m_s[(j * W + i) * NV + 2 * half], m1 = m_s[(j * W + i) * NV + 2 * half + 1];
+#pragma unroll
+        for (int t = 0; t < RT; ++t) {
+          acc[t][0] = fma(xs[t][i], element<double>(m0, 0), acc[t][0]);
+          acc[t][1] = fma(xs[t][i], element<double>(m0, 1), acc[t][1]);
+          acc[t][2] = fma(xs[t][i], element<double>(m1, 0), acc[t][2]);
+          acc[t][3] = fma(xs[t][i], element<double>(m1, 1), acc[t][3]);
+        }
+      }
+    // Columns 4 half .. 4 half + 3 of a row are its vectors 2 half and 2 half + 1.
+#pragma unroll
+    for (int q = 0; q < G; ++q) {
+      if (g * G + q >= row_blocks) continue;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int t = 2 * q + h;
+        uint4* base = y + (g * G + q) * (32 * NV) + r16 + 16 * h;
+        store_stream<Streaming>(base + 32 * (2 * half), pack(acc[t][0], acc[t][1]));
+        store_stream<Streaming>(base + 32 * (2 * half + 1), pack(acc[t][2], acc[t][3]));
+      }
+    }
+  }
+}
+
 // ---- tensor cores ------------------------------------------------------------------------------
 
 // D(16x8) = A(16x8) B(8x8) + C, FP64. Lane (g, t) = (lane/4, lane%4): a = {A[g][t], A[g+8][t],
@@ -519,13 +617,23 @@ class IntensityInstance final : public KernelInstance {
     if (unit_ == ComputeUnit::cuda_core && wide()) {
       const long long row_blocks = n_ / W / 32;
       const long long warps = (row_blocks + wide_rows<T>() - 1) / wide_rows<T>();
-      const long long need = (warps + kWideThreads / 32 - 1) / (kWideThreads / 32);
+      const long long need_wide = (warps + kWideThreads / 32 - 1) / (kWideThreads / 32);
       const auto* x = reinterpret_cast<const uint4*>(x_.data());
       auto* y = reinterpret_cast<uint4*>(y_.data());
       with_k(k_, [&](auto kc) {
         constexpr int K = decltype(kc)::value;
         if constexpr (K >= kWideMinK) {
-          auto* kernel = streaming_ ? intensity_cuda_core_wide<T, K, true> : intensity_cuda_core_wide<T, K, false>;
+          constexpr bool split = sizeof(T) == 8 && K >= kSplitMinK;
+          auto* kernel = [&] {
+            if constexpr (split)
+              return streaming_ ? intensity_cuda_core_fp64_split<K, true> : intensity_cuda_core_fp64_split<K, false>;
+            else
+              return streaming_ ? intensity_cuda_core_wide<T, K, true> : intensity_cuda_core_wide<T, K, false>;
+          }();
+          // Blocks that give every group (split: kSplitBlocks row blocks) a warp; the split kernel's
+          // warps take groups from a counter, so any grid computes all of them.
+          const long long need =
+              split ? ((row_blocks + kSplitBlocks - 1) / kSplitBlocks + kWideThreads / 32 - 1) / (kWideThreads / 32) : need_wide;
           if (wide_grid_ == 0) {  // persistent: as many blocks as stay resident, no more than the work needs
             int per_sm = 0;
             CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWideThreads, 0));
@@ -735,7 +843,13 @@ KernelVariant intensity_variant(ComputeUnit unit) {
                     ", 16-byte loads/stores; k < 16: one " + std::to_string(W) +
                     "-value row per thread, matrices in __constant__; k >= 16: " + std::to_string(wide_rows<T>()) +
                     " rows per thread, matrices staged in shared memory (one 16-byte broadcast read per " +
-                    std::to_string(wide_rows<T>()) + " rows' FMAs), persistent grid, next rows loaded during the FMAs";
+                    std::to_string(wide_rows<T>()) + " rows' FMAs), persistent grid, next rows loaded during the FMAs" +
+                    (sizeof(T) == 8 ? "; k >= " + std::to_string(kSplitMinK) + ": " + std::to_string(2 * kSplitBlocks) +
+                                          " rows x 4 of the 8 columns per thread (the half-warps split the columns), two "
+                                          "16-byte broadcast reads per " + std::to_string(8 * kSplitBlocks) +
+                                          " DFMA, groups of " + std::to_string(kSplitBlocks) +
+                                          " row blocks handed out by an atomic ticket counter"
+                                    : std::string());
   // The useful share of the tensor-core work depends on k (k/w below the row width): the kind's.
   v.tensor_core_fraction = 0;
   // 64 whole rows (one tensor-core warp step) for every variant, so CUDA and tensor cores share sizes.
@@ -759,6 +873,9 @@ KernelVariant intensity_variant(ComputeUnit unit) {
               {wide, fma, "DMMA|HMMA"},
               {wide, "LDS\\.128", ""},
               {wide, kLdg128, ""}};
+    if (sizeof(T) == 8)  // ATOMG: the ticket counter (an atomicAdd whose result is used)
+      for (const char* want : {"DFMA", "LDS\\.128", kLdg128, "ATOMG"})
+        v.sass.push_back({"intensity_cuda_core_fp64_split", want, std::string(want) == "DFMA" ? "DMMA|HMMA" : ""});
   }
   return v;
 }
