@@ -191,6 +191,15 @@ TEST_CASE("intensity variants: every k (one row per thread below 16, four above)
         INFO(v.name() << " " << kernel_size_text(v.kind, p) << ": " << r.message);
         CHECK(r.ok);
         CHECK(r.unwritten == 0);
+        // Back-to-back launches as timed: the FP64 split kernel's ticket counter must be back at 0
+        // after each launch, or the next one skips groups (left poisoned).
+        inst->poison_output();
+        for (int i = 0; i < 3; ++i) inst->launch(nullptr);
+        CUDA_CHECK(cudaDeviceSynchronize());
+        const Verification again = inst->verify();
+        INFO("after 3 back-to-back launches: " << again.message);
+        CHECK(again.ok);
+        CHECK(again.unwritten == 0);
         ++checked;
       }
   }
