@@ -57,11 +57,11 @@ __host__ __device__ inline std::uint32_t ring_at(std::uint32_t k, std::uint32_t 
 
 // The TLB sweep (pages > 0) visits `pages` pages, one per `stride`, in one fixed random order per
 // lap, and a different 128-byte line of each page on every lap: `lines` laps make one ring of
-// pages x lines elements. The fixed page order keeps the sharp LRU step at each TLB's reach (a
-// random page order would smear it); the many lines average the L2 hit latency over near and far
-// L2 slices (with one line per page, the few lines of an 8-32 MiB footprint land near or far by
-// chance, +-5% on an H100, which hid the 2-3% first TLB step in some runs). Element e is line
-// e / pages of page e % pages; lines stay in a page's first 64 KiB.
+// pages x lines elements. The fixed page order keeps any LRU step at a TLB's reach sharp (a random
+// page order would smear it); the many lines average the L2 hit latency over near and far L2
+// slices (with one line per page, the few lines of an 8-32 MiB footprint land near or far by
+// chance, up to 5% on an H100, which looked like a TLB step at 16-22 MiB in some runs). Element e
+// is line e / pages of page e % pages; lines stay in a page's first 64 KiB.
 constexpr std::uint32_t kTlbMaxLines = 512;  // 64 KiB / 128 B
 constexpr std::uint32_t kTlbMinElements = 4096;
 
