@@ -206,6 +206,31 @@ TEST_CASE("intensity variants: every k (one row per thread below 16, four above)
   CHECK(checked == 5 * 2 * 9);  // fp64, fp32, fp16 on CUDA cores; fp64, fp16 on tensor cores
 }
 
+TEST_CASE("GEMV: every launch shape the tuners pick from matches the CPU reference") {
+  // The shapes of kernels/gemv.cu: CUDA cores rows per block (+16 streaming loads); tensor cores
+  // loads per step | warps per 8-row block << 4 (+256 streaming loads). Sizes leave the last
+  // column step of a warp partial (576 = 9 steps of 64 over 16 warps, 1088 = 34 steps of 32).
+  const std::map<ComputeUnit, std::vector<int>> shapes = {
+      {ComputeUnit::cuda_core, {2, 4, 8, 18, 20, 24}},
+      {ComputeUnit::tensor_core, {4 | 8 << 4, 8 | 8 << 4, 4 | 16 << 4, 8 | 16 << 4, 8 | 4 << 4, 4 | 8 << 4 | 256,
+                                  8 | 16 << 4 | 256}}};
+  int checked = 0;
+  for (const auto& v : registry()) {
+    if (v.kind != "gemv") continue;
+    for (double n : {64.0, 576.0, 1088.0})
+      for (int shape : shapes.at(v.unit)) {
+        const KernelParams p = {{"m", n}, {"n", n}, {"launch_config", static_cast<double>(shape)}};
+        auto inst = v.create(p, context_for(v, p));
+        const Verification r = verify_once(*inst, 4242 + shape);
+        INFO(v.name() << " " << n << "^2 shape " << shape << ": " << r.message);
+        CHECK(r.ok);
+        CHECK(r.unwritten == 0);
+        ++checked;
+      }
+  }
+  CHECK(checked == 3 * (6 + 7));
+}
+
 TEST_CASE("CUDA-core SCALE handles counts that are not a multiple of the vector width") {
   for (const auto& v : registry()) {
     if (v.unavailable && !v.unavailable().empty()) continue;  // e.g. no libcusparse on this host
