@@ -230,13 +230,15 @@ __device__ __forceinline__ uint4 pack(float a, float b, float c, float d) {
 }
 __device__ __forceinline__ unsigned bits(__half2 h) { return *reinterpret_cast<const unsigned*>(&h); }
 
-// FP32/FP16 at k >= 64: x read and y written as 4-byte words, not 16-byte vectors. An FFMA/HFMA2
-// here reads its accumulator and one of x or the matrix entry from the register file (the third
+// FP32 at k >= 64: x read and y written as 4-byte words, not 16-byte vectors. An FFMA here
+// reads its accumulator and one of x or the matrix entry from the register file (the third
 // operand comes from the reuse cache), and two reads from registers of the same parity cost an
 // extra cycle (register-file banks). A 16-byte load or store pins its four registers to an aligned
 // quad (fixed parities); word by word ptxas may put x and the accumulators anywhere. H100 scratch
 // bench (2026-11-26, docs/NOTES.md): same-bank pairs in the FFMA loop 67% -> 49% of the FFMAs and
 // FP32 k = 256 out of L2 59.6% -> 65.2% of the FFMA peak (the count predicted 56% and 65%).
+// validate on an H100: FP32 k = 64 / 128 / 256 out of L2 66.0 / 55.6 / 58.0% -> 70.9 / 61.9 / 66.7% of
+// the tight bound. The FP16 kernel (HFMA2) the same way was not faster (45-55% either way): not used.
 template <bool Streaming>
 __device__ __forceinline__ uint4 load_words(const uint4* p) {
   const unsigned* w = reinterpret_cast<const unsigned*>(p);
@@ -680,7 +682,7 @@ class IntensityInstance final : public KernelInstance {
           auto* kernel = [&] {
             if constexpr (split)
               return streaming_ ? intensity_cuda_core_fp64_split<K, true> : intensity_cuda_core_fp64_split<K, false>;
-            else if constexpr (sizeof(T) != 8 && K >= kWordsMinK)
+            else if constexpr (sizeof(T) == 4 && K >= kWordsMinK)
               return streaming_ ? intensity_cuda_core_wide_words<T, K, true> : intensity_cuda_core_wide_words<T, K, false>;
             else
               return streaming_ ? intensity_cuda_core_wide<T, K, true> : intensity_cuda_core_wide<T, K, false>;
@@ -928,9 +930,10 @@ KernelVariant intensity_variant(ComputeUnit unit) {
               {wide, fma, "DMMA|HMMA"},
               {wide, "LDS\\.128", ""},
               {wide, kLdg128, ""}};
-    if (sizeof(T) != 8) {  // k >= 64: x and y as 4-byte words (no 16-byte global access), see wide_body
-      const std::string words = std::string("intensity_cuda_core_wide_words<") + (sizeof(T) == 4 ? "float" : "__half");
-      v.sass.push_back({words, fma, "DMMA|HMMA|LDG\\.E[A-Z0-9.]*\\.(64|128)|STG\\.E[A-Z0-9.]*\\.(64|128)"});
+    if (sizeof(T) == 4) {  // k >= 64: x and y as 4-byte words (32-bit LDG, no 8/16-byte STG), see wide_body
+      const std::string words = "intensity_cuda_core_wide_words<float";
+      v.sass.push_back({words, "FFMA", "DMMA|HMMA|STG\\.E[A-Z0-9.]*\\.(64|128)"});
+      v.sass.push_back({words, "LDG\\.E(\\.[A-Z]+)* ", ""});
       v.sass.push_back({words, "LDS\\.128", ""});
     }
     if (sizeof(T) == 8)  // ATOMG: the ticket counter (an atomicAdd whose result is used)
