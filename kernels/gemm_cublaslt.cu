@@ -188,6 +188,11 @@ KernelVariant lt_variant(bool fast) {
                   (fast ? "FAST_ACCUM on (the running sum stays in the tensor core)"
                         : "FAST_ACCUM off (running sums promoted to FP32)") +
                   ", heuristic's first algorithm, 32 MiB workspace";
+  // cuBLASLt's FP8 layouts need m, n and k multiples of 16: sizes snap to the nearest one.
+  v.round = [](KernelParams p) {
+    for (const char* d : {"m", "n", "k"}) p[d] = std::max(16.0, std::round(p.at(d) / 16) * 16);
+    return p;
+  };
   // Tolerances: inputs exact after the E4M3 conversion (the CPU reference converts the same way),
   // products exact; D rounded to BF16 (2^-8 of |ref|). The running sum: the FP8 wgmma keeps 13
   // fraction bits and truncates (numerics probe, H100). With promotion (default) a truncation

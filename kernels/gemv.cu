@@ -2,9 +2,9 @@
 // CUDA-core: one warp per row, 16-byte loads, 8 loads in flight, shuffle reduction; rows per
 // block (2, 4 or 8) chosen per size by timing each once (measured: 8 rows won on an H200 at
 // 3968^2 and 7936^2, 4 rows on an H100 at 3328^2, by 5-15%: block geometry, not bandwidth).
-// Tensor-core: a block of 8 warps owns 8 rows; per FP64 mma.m8n8k4 a warp multiplies an 8x4 tile
+// Tensor-core: a block of 4, 8 or 16 warps owns 8 rows; per FP64 mma.m8n8k4 a warp multiplies an 8x4 tile
 // of A (8 rows x 4 columns) by a 4x8 B whose every column is the matching piece of x, so D
-// accumulates the 8 partial dot products (1/8 of the tensor-core work is useful); the 8 warps
+// accumulates the 8 partial dot products (1/8 of the tensor-core work is useful); the warps
 // split the columns and add their partial sums through shared memory; the next step's loads are
 // in flight while this step's DMMAs run.
 #include <cmath>
@@ -21,8 +21,9 @@ namespace ceiling::kernels {
 namespace {
 
 constexpr int kCcUnroll = 8;  // 4 KiB of A in flight per warp
-constexpr int kTcWarps = 8;      // warps splitting the columns of one 8-row block
-constexpr int kTcLoads = 4;      // double2 per lane per step: 32 columns per warp step (x2 buffered)
+// Tensor-core launch configuration: loads per step | warps per block << 4 | 256 when A is read with
+// streaming loads. Default (untuned): 4 loads, 8 warps.
+constexpr int kTcDefault = 4 | 8 << 4;
 
 // Streaming: A read with ld.global.cs (evict first; A is read once, x by every row), tried beside
 // plain loads by the tuner (the ramp's fastest DRAM read configurations use .cs at most sizes).
@@ -72,48 +73,54 @@ __global__ void __launch_bounds__(Rows * 32) gemv_cuda_core(const double* __rest
   if (lane == 0) y[row] = s;
 }
 
-// Lane (g, t) of warp w: row r0+g, columns c + 8j + 2t (+1) of each 32-column step; the .x
+// Lane (g, t) of warp w: row r0+g, columns c + 8j + 2t (+1) of each 8*Loads-column step; the .x
 // values feed one mma (A[g][t], B[t][*] = x), the .y values a second one, accumulating in D.
 // The next step's loads are issued before this step's DMMAs (register double buffering), so the
 // DMMA dependency chain hides under memory latency (measured on H200: 3.94 vs 3.62 TB/s at 7936^2).
-__global__ void __launch_bounds__(kTcWarps * 32) gemv_tensor_core(const double* __restrict__ A,
-                                                                  const double* __restrict__ x,
-                                                                  double* __restrict__ y, long long m,
-                                                                  long long n) {
-  __shared__ double partial[kTcWarps][8];
+// Warps (4, 8, 16) split the columns of one 8-row block; Loads (4, 8) double2 per lane per step.
+// A block owns 8 rows, so a small matrix has few blocks (576^2: 72 on 132 SMs): there the time is
+// a few dependent L2 round trips per warp, and more columns in flight per step (Loads 8) or more
+// warps per row block (16) cut their number; the instance times the shapes once and keeps the
+// fastest, as the CUDA-core side does.
+template <int Loads, int Warps, bool Streaming>
+__global__ void __launch_bounds__(Warps * 32) gemv_tensor_core(const double* __restrict__ A,
+                                                               const double* __restrict__ x,
+                                                               double* __restrict__ y, long long m,
+                                                               long long n) {
+  __shared__ double partial[Warps][8];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int g = lane >> 2, t = lane & 3;
   const long long r0 = static_cast<long long>(blockIdx.x) * 8;  // m % 8 == 0
   const double2* __restrict__ a = reinterpret_cast<const double2*>(A + (r0 + g) * n);
   const double2* __restrict__ xv = reinterpret_cast<const double2*>(x);
-  constexpr int kStep = 8 * kTcLoads;                   // columns per warp step; n % kStep == 0
-  constexpr long long kStride = static_cast<long long>(kTcWarps) * kStep;
+  constexpr int kStep = 8 * Loads;                      // columns per warp step; n % kStep == 0
+  constexpr long long kStride = static_cast<long long>(Warps) * kStep;
   double d0 = 0.0, d1 = 0.0, e0 = 0.0, e1 = 0.0;        // two accumulator chains
   long long c = static_cast<long long>(warp) * kStep;
-  double2 av[kTcLoads], xx[kTcLoads];
+  double2 av[Loads], xx[Loads];
   if (c < n) {
 #pragma unroll
-    for (int j = 0; j < kTcLoads; ++j) {
-      av[j] = a[(c + 8 * j + 2 * t) / 2];
+    for (int j = 0; j < Loads; ++j) {
+      av[j] = load_stream<Streaming>(a + (c + 8 * j + 2 * t) / 2);
       xx[j] = __ldg(&xv[(c + 8 * j + 2 * t) / 2]);
     }
   }
   for (; c < n; c += kStride) {
-    double2 an[kTcLoads], xn[kTcLoads];
+    double2 an[Loads], xn[Loads];
     if (c + kStride < n) {
 #pragma unroll
-      for (int j = 0; j < kTcLoads; ++j) {
-        an[j] = a[(c + kStride + 8 * j + 2 * t) / 2];
+      for (int j = 0; j < Loads; ++j) {
+        an[j] = load_stream<Streaming>(a + (c + kStride + 8 * j + 2 * t) / 2);
         xn[j] = __ldg(&xv[(c + kStride + 8 * j + 2 * t) / 2]);
       }
     }
 #pragma unroll
-    for (int j = 0; j < kTcLoads; ++j) {
+    for (int j = 0; j < Loads; ++j) {
       mma_m8n8k4_fp64(d0, d1, av[j].x, xx[j].x, d0, d1);
       mma_m8n8k4_fp64(e0, e1, av[j].y, xx[j].y, e0, e1);
     }
 #pragma unroll
-    for (int j = 0; j < kTcLoads; ++j) {
+    for (int j = 0; j < Loads; ++j) {
       av[j] = an[j];
       xx[j] = xn[j];
     }
@@ -125,18 +132,20 @@ __global__ void __launch_bounds__(kTcWarps * 32) gemv_tensor_core(const double* 
   if (threadIdx.x < 8) {
     double s = 0.0;
 #pragma unroll
-    for (int w = 0; w < kTcWarps; ++w) s += partial[w][threadIdx.x];
+    for (int w = 0; w < Warps; ++w) s += partial[w][threadIdx.x];
     if (r0 + threadIdx.x < m) y[r0 + threadIdx.x] = s;
   }
 }
 
 class GemvInstance final : public KernelInstance {
  public:
-  GemvInstance(long long m, long long n, ComputeUnit unit, const RunContext& ctx)
+  // launch_config > 0 pins the launch shape (tests check every one); 0 tunes it on first use.
+  GemvInstance(long long m, long long n, ComputeUnit unit, const RunContext& ctx, int launch_config)
       : m_(m), n_(n), unit_(unit), cold_(!ctx.in_l2), A_(static_cast<size_t>(m * n)), x_(n), y_(m) {
     if (m % 8 != 0 || n % 64 != 0)
       throw std::invalid_argument("GEMV needs m % 8 == 0 and n % 64 == 0, got " + std::to_string(m) + " x " +
                                   std::to_string(n));
+    (unit == ComputeUnit::tensor_core ? tc_config_ : cc_rows_) = launch_config;
   }
   void randomize(std::uint64_t seed) override {
     seed_ = seed;
@@ -144,12 +153,13 @@ class GemvInstance final : public KernelInstance {
     fill_random(x_.data(), n_, seed_ ^ kXSalt);
     CUDA_CHECK(cudaDeviceSynchronize());
     if (unit_ == ComputeUnit::cuda_core && cc_rows_ == 0) tune_cuda_core();
+    if (unit_ == ComputeUnit::tensor_core && tc_config_ == 0) tune_tensor_core();
   }
   void poison_output() override { poison(y_.data(), y_.bytes()); }
   long long output_elements() const override { return m_; }
   void launch(Stream s) override {
     if (unit_ == ComputeUnit::tensor_core)
-      gemv_tensor_core<<<static_cast<unsigned>(m_ / 8), kTcWarps * 32, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
+      launch_tensor_core(tc_config_ ? tc_config_ : kTcDefault, s);
     else
       launch_cuda_core(cc_rows_ ? cc_rows_ : 8, s);
     CUDA_CHECK_LAUNCH();
@@ -203,7 +213,33 @@ class GemvInstance final : public KernelInstance {
     cc_rows_ = pick_fastest(configs, [this](int config, cudaStream_t s) { launch_cuda_core(config, s); }, cold_);
   }
 
+  // Tensor-core shapes (loads per step, warps per 8-row block) timed once like the CUDA-core ones;
+  // out of L2 also with streaming loads of A.
+  void tune_tensor_core() {
+    std::vector<int> configs = {4 | 8 << 4, 8 | 8 << 4, 4 | 16 << 4, 8 | 16 << 4, 8 | 4 << 4};
+    if (cold_)
+      for (int c : std::vector<int>(configs)) configs.push_back(c | 256);
+    tc_config_ = pick_fastest(configs, [this](int config, cudaStream_t s) { launch_tensor_core(config, s); }, cold_);
+  }
+  template <int Loads, int Warps>
+  void launch_tc(bool streaming, cudaStream_t s) {
+    const auto grid = static_cast<unsigned>(m_ / 8);
+    if (streaming) gemv_tensor_core<Loads, Warps, true><<<grid, Warps * 32, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
+    else gemv_tensor_core<Loads, Warps, false><<<grid, Warps * 32, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
+  }
+  void launch_tensor_core(int config, cudaStream_t s) {
+    const bool streaming = config & 256;
+    switch (config & 255) {
+      case 8 | 8 << 4: launch_tc<8, 8>(streaming, s); break;
+      case 4 | 16 << 4: launch_tc<4, 16>(streaming, s); break;
+      case 8 | 16 << 4: launch_tc<8, 16>(streaming, s); break;
+      case 8 | 4 << 4: launch_tc<8, 4>(streaming, s); break;
+      default: launch_tc<4, 8>(streaming, s); break;
+    }
+  }
+
   static constexpr std::uint64_t kXSalt = 0xC0FFEEull;
+  int tc_config_ = 0;  // tensor-core launch configuration, 0 until tuned
   int cc_rows_ = 0;  // CUDA-core launch configuration (rows per block, +16 streaming loads), 0 until tuned
   long long m_, n_;
   ComputeUnit unit_;
@@ -218,7 +254,9 @@ KernelVariant gemv_variant(ComputeUnit unit) {
   v.unit = unit;
   v.precision = Precision::fp64;
   const bool tc = unit == ComputeUnit::tensor_core;
-  v.description = tc ? "8 rows per block, FP64 mma.m8n8k4 with x as every column of B, 8 warps split the columns, loads double-buffered"
+  v.description = tc ? "8 rows per block, FP64 mma.m8n8k4 with x as every column of B, 4/8/16 warps split the columns, 32 or 64 "
+                       "columns per warp step, loads double-buffered, shape (and, out of L2, plain or streaming loads of A) "
+                       "tuned per size"
                      : "one warp per row, 16-byte loads, 8 in flight, shuffle reduction, 2/4/8 rows per block and (out of L2) "
                        "plain or streaming loads of A tuned per size";
   v.tensor_core_fraction = tc ? 1.0 / 8.0 : 1.0;  // one useful column of the 8 in D
@@ -230,8 +268,9 @@ KernelVariant gemv_variant(ComputeUnit unit) {
     return params;
   };
   v.create = [unit](const KernelParams& params, const RunContext& ctx) -> std::unique_ptr<KernelInstance> {
+    const auto pinned = params.find("launch_config");
     return std::make_unique<GemvInstance>(static_cast<long long>(params.at("m")), static_cast<long long>(params.at("n")),
-                                          unit, ctx);
+                                          unit, ctx, pinned == params.end() ? 0 : static_cast<int>(pinned->second));
   };
   if (tc)
     v.sass = {{"gemv_tensor_core", "DMMA", ""}};

@@ -230,10 +230,52 @@ __device__ __forceinline__ uint4 pack(float a, float b, float c, float d) {
 }
 __device__ __forceinline__ unsigned bits(__half2 h) { return *reinterpret_cast<const unsigned*>(&h); }
 
-template <class T, int K, bool Streaming>
-__global__ void __launch_bounds__(kWideThreads, 3) intensity_cuda_core_wide(const uint4* __restrict__ x, uint4* __restrict__ y,
-                                                                         long long row_blocks,
-                                                                         const uint4* __restrict__ mats) {
+// FP32 at k >= 64: x read and y written as 4-byte words, not 16-byte vectors. An FFMA here
+// reads its accumulator and one of x or the matrix entry from the register file (the third
+// operand comes from the reuse cache), and two reads from registers of the same parity cost an
+// extra cycle (register-file banks). A 16-byte load or store pins its four registers to an aligned
+// quad (fixed parities); word by word ptxas may put x and the accumulators anywhere. H100 scratch
+// bench (2026-11-26, docs/NOTES.md): same-bank pairs in the FFMA loop 67% -> 49% of the FFMAs and
+// FP32 k = 256 out of L2 59.6% -> 65.2% of the FFMA peak (the count predicted 56% and 65%).
+// validate on an H100: FP32 k = 64 / 128 / 256 out of L2 66.0 / 55.6 / 58.0% -> 70.9 / 61.9 / 66.7% of
+// the tight bound. The FP16 kernel (HFMA2) the same way was not faster (45-55% either way): not used.
+template <bool Streaming>
+__device__ __forceinline__ uint4 load_words(const uint4* p) {
+  const unsigned* w = reinterpret_cast<const unsigned*>(p);
+  unsigned v[4];
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    if constexpr (Streaming) asm("ld.global.cs.b32 %0, [%1];" : "=r"(v[e]) : "l"(w + e));
+    else asm("ld.global.nc.b32 %0, [%1];" : "=r"(v[e]) : "l"(w + e));
+  }
+  return make_uint4(v[0], v[1], v[2], v[3]);
+}
+template <bool Streaming>
+__device__ __forceinline__ void store_words(uint4* p, const uint4& v) {
+  unsigned* w = reinterpret_cast<unsigned*>(p);
+  const unsigned u[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    if constexpr (Streaming) asm volatile("st.global.cs.b32 [%0], %1;" ::"l"(w + e), "r"(u[e]) : "memory");
+    else asm volatile("st.global.b32 [%0], %1;" ::"l"(w + e), "r"(u[e]) : "memory");
+  }
+}
+constexpr int kWordsMinK = 64;
+template <bool Words, bool Streaming>
+__device__ __forceinline__ uint4 wide_load(const uint4* p) {
+  if constexpr (Words) return load_words<Streaming>(p);
+  else return load_stream<Streaming>(p);
+}
+template <bool Words, bool Streaming>
+__device__ __forceinline__ void wide_store(uint4* p, const uint4& v) {
+  if constexpr (Words) store_words<Streaming>(p, v);
+  else store_stream<Streaming>(p, v);
+}
+
+// The body of both wide kernels (Words: x and y as 4-byte words, above).
+template <class T, int K, bool Streaming, bool Words>
+__device__ __forceinline__ void wide_body(const uint4* __restrict__ x, uint4* __restrict__ y, long long row_blocks,
+                                          const uint4* __restrict__ mats) {
   constexpr int W = row_width<T>(), NV = W * static_cast<int>(sizeof(T)) / 16;  // 16-byte vectors per row
   constexpr int R = K / W, G = wide_rows<T>();
   constexpr int MV = NV;  // 16-byte vectors per matrix row (fp16: 8 HFMA2 pairs in 2 vectors)
@@ -251,7 +293,7 @@ __global__ void __launch_bounds__(kWideThreads, 3) intensity_cuda_core_wide(cons
 #pragma unroll
       for (int e = 0; e < NV; ++e)
         v[q][e] = grp < groups && grp * G + q < row_blocks
-                      ? load_stream<Streaming>(x + (grp * G + q) * (32 * NV) + lane + 32 * e)
+                      ? wide_load<Words, Streaming>(x + (grp * G + q) * (32 * NV) + lane + 32 * e)
                       : make_uint4(0, 0, 0, 0);  // computed on zeros, never stored
   };
   uint4 xv[G][NV], xn[G][NV];
@@ -289,7 +331,7 @@ __global__ void __launch_bounds__(kWideThreads, 3) intensity_cuda_core_wide(cons
         if (g * G + q >= row_blocks) continue;
 #pragma unroll
         for (int v = 0; v < NV; ++v)
-          store_stream<Streaming>(y + (g * G + q) * (32 * NV) + lane + 32 * v,
+          wide_store<Words, Streaming>(y + (g * G + q) * (32 * NV) + lane + 32 * v,
                                   make_uint4(bits(acc[q][4 * v]), bits(acc[q][4 * v + 1]), bits(acc[q][4 * v + 2]),
                                              bits(acc[q][4 * v + 3])));
       }
@@ -320,9 +362,9 @@ __global__ void __launch_bounds__(kWideThreads, 3) intensity_cuda_core_wide(cons
 #pragma unroll
         for (int v = 0; v < NV; ++v) {
           if constexpr (sizeof(T) == 8)
-            store_stream<Streaming>(y + (g * G + q) * (32 * NV) + lane + 32 * v, pack(acc[q][2 * v], acc[q][2 * v + 1]));
+            wide_store<Words, Streaming>(y + (g * G + q) * (32 * NV) + lane + 32 * v, pack(acc[q][2 * v], acc[q][2 * v + 1]));
           else
-            store_stream<Streaming>(y + (g * G + q) * (32 * NV) + lane + 32 * v,
+            wide_store<Words, Streaming>(y + (g * G + q) * (32 * NV) + lane + 32 * v,
                                     pack(acc[q][4 * v], acc[q][4 * v + 1], acc[q][4 * v + 2], acc[q][4 * v + 3]));
         }
       }
@@ -332,6 +374,19 @@ __global__ void __launch_bounds__(kWideThreads, 3) intensity_cuda_core_wide(cons
 #pragma unroll
       for (int e = 0; e < NV; ++e) xv[q][e] = xn[q][e];
   }
+}
+
+template <class T, int K, bool Streaming>
+__global__ void __launch_bounds__(kWideThreads, 3) intensity_cuda_core_wide(const uint4* __restrict__ x, uint4* __restrict__ y,
+                                                                         long long row_blocks,
+                                                                         const uint4* __restrict__ mats) {
+  wide_body<T, K, Streaming, false>(x, y, row_blocks, mats);
+}
+template <class T, int K, bool Streaming>
+__global__ void __launch_bounds__(kWideThreads, 3) intensity_cuda_core_wide_words(const uint4* __restrict__ x,
+                                                                               uint4* __restrict__ y, long long row_blocks,
+                                                                               const uint4* __restrict__ mats) {
+  wide_body<T, K, Streaming, true>(x, y, row_blocks, mats);
 }
 
 // ---- CUDA cores, FP64, k >= 64: the 8 columns split between the two half-warps -------------------
@@ -627,6 +682,8 @@ class IntensityInstance final : public KernelInstance {
           auto* kernel = [&] {
             if constexpr (split)
               return streaming_ ? intensity_cuda_core_fp64_split<K, true> : intensity_cuda_core_fp64_split<K, false>;
+            else if constexpr (sizeof(T) == 4 && K >= kWordsMinK)
+              return streaming_ ? intensity_cuda_core_wide_words<T, K, true> : intensity_cuda_core_wide_words<T, K, false>;
             else
               return streaming_ ? intensity_cuda_core_wide<T, K, true> : intensity_cuda_core_wide<T, K, false>;
           }();
@@ -873,6 +930,12 @@ KernelVariant intensity_variant(ComputeUnit unit) {
               {wide, fma, "DMMA|HMMA"},
               {wide, "LDS\\.128", ""},
               {wide, kLdg128, ""}};
+    if (sizeof(T) == 4) {  // k >= 64: x and y as 4-byte words (32-bit LDG, no 8/16-byte STG), see wide_body
+      const std::string words = "intensity_cuda_core_wide_words<float";
+      v.sass.push_back({words, "FFMA", "DMMA|HMMA|STG\\.E[A-Z0-9.]*\\.(64|128)"});
+      v.sass.push_back({words, "LDG\\.E(\\.[A-Z]+)* ", ""});
+      v.sass.push_back({words, "LDS\\.128", ""});
+    }
     if (sizeof(T) == 8)  // ATOMG: the ticket counter (an atomicAdd whose result is used)
       for (const char* want : {"DFMA", "LDS\\.128", kLdg128, "ATOMG"})
         v.sass.push_back({"intensity_cuda_core_fp64_split", want, std::string(want) == "DFMA" ? "DMMA|HMMA" : ""});

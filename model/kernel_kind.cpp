@@ -76,7 +76,9 @@ std::vector<KernelKind> builtin_kinds() {
     KernelKind k;
     k.name = "gemv";
     k.summary = "GEMV y = A x, A m x n: W = 2mn, Q = (mn+m+n)D (Eq. 7)";
-    k.params = {count("m", "rows"), count("n", "columns")};
+    // launch_config: a launch shape pinned by the GPU tests (each kernel's own encoding); not a model input.
+    k.params = {count("m", "rows"), count("n", "columns"),
+                {"launch_config", ParamType::integer, false, std::nullopt, "pinned launch shape (tests)", 1, 4095, {}, true}};
     k.model = [](const KernelParams& p, Precision pr) {
       return checked([&] { return gemv_model(get(p, "m"), get(p, "n"), pr); });
     };

@@ -103,10 +103,14 @@ TEST_CASE("every kernel variant matches its CPU reference on fresh random data")
         CHECK(r.unwritten == 0);
         CHECK(r.error <= r.tolerance);
       }
-      if (!kernel_kind(v.kind).params_for_bytes) continue;  // sized by its matrix (mixed_matrix approximates)
-      const KernelModel k = v.model(p);
+      const KernelKind& kind = kernel_kind(v.kind);
+      if (!kind.params_for_bytes) continue;  // sized by its matrix (mixed_matrix approximates)
+      // The kind sizes the working set; a variant's round() then snaps to the sizes it runs (the
+      // DFMA GEMM to multiples of 128, so 1 MiB becomes 256^3 there) and is a fixed point.
+      const KernelModel k = v.model(kind.params_for_bytes(bytes, v.precision));
       CHECK(k.working_set_bytes >= 0.8 * bytes);
       CHECK(k.working_set_bytes <= 1.25 * bytes);
+      if (v.round) CHECK(v.round(p) == p);
     }
   }
 }
@@ -204,6 +208,31 @@ TEST_CASE("intensity variants: every k (one row per thread below 16, four above)
       }
   }
   CHECK(checked == 5 * 2 * 9);  // fp64, fp32, fp16 on CUDA cores; fp64, fp16 on tensor cores
+}
+
+TEST_CASE("GEMV: every launch shape the tuners pick from matches the CPU reference") {
+  // The shapes of kernels/gemv.cu: CUDA cores rows per block (+16 streaming loads); tensor cores
+  // loads per step | warps per 8-row block << 4 (+256 streaming loads). Sizes leave the last
+  // column step of a warp partial (576 = 9 steps of 64 over 16 warps, 1088 = 34 steps of 32).
+  const std::map<ComputeUnit, std::vector<int>> shapes = {
+      {ComputeUnit::cuda_core, {2, 4, 8, 18, 20, 24}},
+      {ComputeUnit::tensor_core, {4 | 8 << 4, 8 | 8 << 4, 4 | 16 << 4, 8 | 16 << 4, 8 | 4 << 4, 4 | 8 << 4 | 256,
+                                  8 | 16 << 4 | 256}}};
+  int checked = 0;
+  for (const auto& v : registry()) {
+    if (v.kind != "gemv") continue;
+    for (double n : {64.0, 576.0, 1088.0})
+      for (int shape : shapes.at(v.unit)) {
+        const KernelParams p = {{"m", n}, {"n", n}, {"launch_config", static_cast<double>(shape)}};
+        auto inst = v.create(p, context_for(v, p));
+        const Verification r = verify_once(*inst, 4242 + shape);
+        INFO(v.name() << " " << n << "^2 shape " << shape << ": " << r.message);
+        CHECK(r.ok);
+        CHECK(r.unwritten == 0);
+        ++checked;
+      }
+  }
+  CHECK(checked == 3 * (6 + 7));
 }
 
 TEST_CASE("CUDA-core SCALE handles counts that are not a multiple of the vector width") {
