@@ -27,7 +27,10 @@ constexpr int kTcDefault = 4 | 8 << 4;
 
 // Streaming: A read with ld.global.cs (evict first; A is read once, x by every row), tried beside
 // plain loads by the tuner (the ramp's fastest DRAM read configurations use .cs at most sizes).
-template <int Rows, bool Streaming>
+// Prefetch: the next kCcUnroll x 32 double2 of the row are loaded before this chunk's FMAs (register
+// double buffering), so a row of c chunks costs about one memory round trip, not c (in L2, 576^2: 9
+// double2 per lane were two round trips, 1088^2 three). Same sums in the same order either way.
+template <int Rows, bool Streaming, bool Prefetch>
 __global__ void __launch_bounds__(Rows * 32) gemv_cuda_core(const double* __restrict__ A,
                                                             const double* __restrict__ x,
                                                             double* __restrict__ y, long long m,
@@ -40,30 +43,56 @@ __global__ void __launch_bounds__(Rows * 32) gemv_cuda_core(const double* __rest
   const long long nv = n / 2;
   double acc[kCcUnroll] = {};
   long long j = lane;
-  for (; j + (kCcUnroll - 1) * 32 < nv; j += kCcUnroll * 32) {
+  if constexpr (Prefetch) {
+    // Every chunk's loads predicated (zeros past the row), its FMAs only on the columns that exist.
+    const auto load = [&](double2 (&av)[kCcUnroll], double2 (&xx)[kCcUnroll], long long j0) {
+#pragma unroll
+      for (int u = 0; u < kCcUnroll; ++u) {
+        const bool in = j0 + u * 32 < nv;
+        av[u] = in ? load_stream<Streaming>(a + j0 + u * 32) : make_double2(0.0, 0.0);
+        xx[u] = in ? __ldg(&xv[j0 + u * 32]) : make_double2(0.0, 0.0);
+      }
+    };
     double2 av[kCcUnroll], xx[kCcUnroll];
+    load(av, xx, j);
+    for (; j < nv; j += kCcUnroll * 32) {
+      double2 an[kCcUnroll], xn[kCcUnroll];
+      load(an, xn, j + kCcUnroll * 32);
 #pragma unroll
-    for (int u = 0; u < kCcUnroll; ++u) av[u] = load_stream<Streaming>(a + j + u * 32);
+      for (int u = 0; u < kCcUnroll; ++u)
+        if (j + u * 32 < nv) acc[u] = fma(av[u].y, xx[u].y, fma(av[u].x, xx[u].x, acc[u]));
 #pragma unroll
-    for (int u = 0; u < kCcUnroll; ++u) xx[u] = __ldg(&xv[j + u * 32]);
-#pragma unroll
-    for (int u = 0; u < kCcUnroll; ++u) acc[u] = fma(av[u].y, xx[u].y, fma(av[u].x, xx[u].x, acc[u]));
-  }
-  // The rest (< kCcUnroll x 32 double2): every load in flight before the FMAs, as above. A loop
-  // of one load per trip made a short row a chain of L2 latencies (3 us at 450^2 on an H200).
-  if (j < nv) {
-    double2 av[kCcUnroll], xx[kCcUnroll];
-#pragma unroll
-    for (int u = 0; u < kCcUnroll; ++u) {
-      const bool in = j + u * 32 < nv;
-      av[u] = in ? load_stream<Streaming>(a + j + u * 32) : make_double2(0.0, 0.0);
-      xx[u] = in ? __ldg(&xv[j + u * 32]) : make_double2(0.0, 0.0);
+      for (int u = 0; u < kCcUnroll; ++u) {
+        av[u] = an[u];
+        xx[u] = xn[u];
+      }
     }
-    // Only the columns that exist: no FMA on padding, so the executed FMAs are exactly m n
-    // (ncu's counters, `ceiling profile`, count W from them).
+  } else {
+    for (; j + (kCcUnroll - 1) * 32 < nv; j += kCcUnroll * 32) {
+      double2 av[kCcUnroll], xx[kCcUnroll];
 #pragma unroll
-    for (int u = 0; u < kCcUnroll; ++u)
-      if (j + u * 32 < nv) acc[u] = fma(av[u].y, xx[u].y, fma(av[u].x, xx[u].x, acc[u]));
+      for (int u = 0; u < kCcUnroll; ++u) av[u] = load_stream<Streaming>(a + j + u * 32);
+#pragma unroll
+      for (int u = 0; u < kCcUnroll; ++u) xx[u] = __ldg(&xv[j + u * 32]);
+#pragma unroll
+      for (int u = 0; u < kCcUnroll; ++u) acc[u] = fma(av[u].y, xx[u].y, fma(av[u].x, xx[u].x, acc[u]));
+    }
+    // The rest (< kCcUnroll x 32 double2): every load in flight before the FMAs, as above. A loop
+    // of one load per trip made a short row a chain of L2 latencies (3 us at 450^2 on an H200).
+    if (j < nv) {
+      double2 av[kCcUnroll], xx[kCcUnroll];
+#pragma unroll
+      for (int u = 0; u < kCcUnroll; ++u) {
+        const bool in = j + u * 32 < nv;
+        av[u] = in ? load_stream<Streaming>(a + j + u * 32) : make_double2(0.0, 0.0);
+        xx[u] = in ? __ldg(&xv[j + u * 32]) : make_double2(0.0, 0.0);
+      }
+      // Only the columns that exist: no FMA on padding, so the executed FMAs are exactly m n
+      // (ncu's counters, `ceiling profile`, count W from them).
+#pragma unroll
+      for (int u = 0; u < kCcUnroll; ++u)
+        if (j + u * 32 < nv) acc[u] = fma(av[u].y, xx[u].y, fma(av[u].x, xx[u].x, acc[u]));
+    }
   }
   double s = 0;
 #pragma unroll
@@ -185,31 +214,30 @@ class GemvInstance final : public KernelInstance {
   }
 
  private:
-  // config = rows per block (2, 4, 8) + 16 when A is read with streaming loads.
+  // config = rows per block (2, 4, 8) + 16 when A is read with streaming loads + 32 with the next
+  // chunk prefetched.
+  template <int Rows>
+  void launch_cc(bool streaming, bool prefetch, unsigned grid, cudaStream_t s) {
+    const auto f = streaming ? (prefetch ? gemv_cuda_core<Rows, true, true> : gemv_cuda_core<Rows, true, false>)
+                             : (prefetch ? gemv_cuda_core<Rows, false, true> : gemv_cuda_core<Rows, false, false>);
+    f<<<grid, Rows * 32, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
+  }
   void launch_cuda_core(int config, cudaStream_t s) {
     const int rows = config & 15;
     const auto grid = static_cast<unsigned>((m_ + rows - 1) / rows);
-    const bool streaming = config & 16;
+    const bool streaming = config & 16, prefetch = config & 32;
     switch (rows) {
-      case 2:
-        if (streaming) gemv_cuda_core<2, true><<<grid, 64, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
-        else gemv_cuda_core<2, false><<<grid, 64, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
-        break;
-      case 4:
-        if (streaming) gemv_cuda_core<4, true><<<grid, 128, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
-        else gemv_cuda_core<4, false><<<grid, 128, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
-        break;
-      default:
-        if (streaming) gemv_cuda_core<8, true><<<grid, 256, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
-        else gemv_cuda_core<8, false><<<grid, 256, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
-        break;
+      case 2: launch_cc<2>(streaming, prefetch, grid, s); break;
+      case 4: launch_cc<4>(streaming, prefetch, grid, s); break;
+      default: launch_cc<8>(streaming, prefetch, grid, s); break;
     }
   }
   // Times each block shape (and, out of L2, each load kind) once (median of 5, in the L2 state
   // validate will time it in) and keeps the fastest: the CUDA-core side gets its best launch, as
   // the probes search theirs.
   void tune_cuda_core() {
-    const std::vector<int> configs = cold_ ? std::vector<int>{2, 4, 8, 18, 20, 24} : std::vector<int>{2, 4, 8};
+    std::vector<int> configs = cold_ ? std::vector<int>{2, 4, 8, 18, 20, 24} : std::vector<int>{2, 4, 8};
+    for (int c : std::vector<int>(configs)) configs.push_back(c | 32);  // each also with the next chunk prefetched
     cc_rows_ = pick_fastest(configs, [this](int config, cudaStream_t s) { launch_cuda_core(config, s); }, cold_);
   }
 
@@ -257,8 +285,8 @@ KernelVariant gemv_variant(ComputeUnit unit) {
   v.description = tc ? "8 rows per block, FP64 mma.m8n8k4 with x as every column of B, 4/8/16 warps split the columns, 32 or 64 "
                        "columns per warp step, loads double-buffered, shape (and, out of L2, plain or streaming loads of A) "
                        "tuned per size"
-                     : "one warp per row, 16-byte loads, 8 in flight, shuffle reduction, 2/4/8 rows per block and (out of L2) "
-                       "plain or streaming loads of A tuned per size";
+                     : "one warp per row, 16-byte loads, 8 in flight (and the next 8 prefetched, tuned), shuffle reduction, "
+                       "2/4/8 rows per block and (out of L2) plain or streaming loads of A tuned per size";
   v.tensor_core_fraction = tc ? 1.0 / 8.0 : 1.0;  // one useful column of the 8 in D
   // Square, multiples of 64 (8-row blocks, 32-column steps).
   v.round = [](KernelParams params) {
