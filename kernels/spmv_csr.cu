@@ -8,6 +8,7 @@
 // row length, within [256, 1024]) gets whole blocks of up to 4096 nnz each (block per row, or
 // several blocks adding partial sums). The work-item list (16 B per block) and the long-row records
 // are the only bytes read besides Eq. 10's (not in Q; < 0.1% of Q on the Table 2 suite).
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,6 +60,37 @@ __device__ __forceinline__ void rows_item(const int* __restrict__ rp, const int*
   }
 }
 
+// Stream item: rows [a, b) (at most kThreads rows and kThreads x kUnroll entries): every thread loads
+// kUnroll entries of the contiguous range, consecutive lanes consecutive entries, and leaves the
+// products in shared memory; then thread t adds row a + t's products in order.
+template <bool Streaming>
+__device__ __forceinline__ void stream_item(const int* __restrict__ rp, const int* __restrict__ col,
+                                            const double* __restrict__ val, const double* __restrict__ x,
+                                            double* __restrict__ y, int a, int b) {
+  __shared__ double prod[kThreads * kUnroll];
+  const int e0 = rp[a], e1 = rp[b];
+  const int r = a + static_cast<int>(threadIdx.x);
+  const int rb = r < b ? rp[r] : 0, re = r < b ? rp[r + 1] : 0;  // in flight with the entries
+  int c[kUnroll];
+  double v[kUnroll];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const int e = e0 + static_cast<int>(threadIdx.x) + u * kThreads;
+    const bool in = e < e1;
+    c[u] = in ? load_stream<Streaming>(&col[e]) : -1;
+    v[u] = in ? load_stream<Streaming>(&val[e]) : 0.0;
+  }
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u)
+    if (c[u] >= 0) prod[threadIdx.x + u * kThreads] = v[u] * __ldg(&x[c[u]]);
+  __syncthreads();
+  if (r < b) {
+    double s = 0.0;
+    for (int e = rb; e < re; ++e) s += prod[e - e0];
+    y[r] = s;
+  }
+}
+
 // 6 blocks per SM (at most 40 registers; ptxas spills ~200 B): measured on an H200 over Table 2 with
 // max_trips 4, geomean T(cuSPARSE)/T(ours) 0.966 (out of L2 0.924) against 0.967 (0.895) with the
 // compiler's 56 registers (4 blocks per SM). 8 blocks per SM (32 registers, 600 B of spills): 0.58.
@@ -90,6 +122,7 @@ __global__ void __launch_bounds__(kThreads, 6)
     return;
   }
   switch (it.z) {
+    case kStreamItem: stream_item<Streaming>(rp, col, val, x, y, it.x, it.y); break;
     case 1: rows_item<Streaming, 1>(rp, col, val, x, y, it.x, it.y); break;
     case 2: rows_item<Streaming, 2>(rp, col, val, x, y, it.x, it.y); break;
     case 4: rows_item<Streaming, 4>(rp, col, val, x, y, it.x, it.y); break;
@@ -101,11 +134,18 @@ __global__ void __launch_bounds__(kThreads, 6)
 
 static_assert(sizeof(CsrWorkItem) == sizeof(int4) && sizeof(LongRow) == sizeof(int4));
 
+// Scratch A/B (not for merge): CEILING_SPMV_STREAM=V makes runs with V <= this stream items.
+CsrPlanOptions plan_options() {
+  CsrPlanOptions o;
+  if (const char* e = std::getenv("CEILING_SPMV_STREAM")) o.stream_max_lanes = std::atoi(e);
+  return o;
+}
+
 class CsrOursInstance final : public SpmvInstanceBase {
  public:
   CsrOursInstance(const KernelParams& params, const RunContext& ctx)
       : SpmvInstanceBase(params),
-        plan_(plan_csr(*a_)),
+        plan_(plan_csr(*a_, plan_options())),
         cold_(!ctx.in_l2),
         rp_(upload(a_->row_ptr)),
         col_(upload(a_->col)),

@@ -26,9 +26,13 @@ namespace ceiling::kernels {
 
 struct CsrWorkItem {
   std::int32_t a = 0, b = 0;  // row item: rows [a, b); long item: nnz [a, b) of row `row`
-  std::int32_t lanes = 0;     // row item: lanes per row (1..32); long item: 0
+  std::int32_t lanes = 0;     // row item: lanes per row (1..32); stream item: kStreamItem; long item: 0
   std::int32_t long_index = -1;  // long item: index into CsrPlan::long_rows
 };
+// A stream item (rows [a, b), at most `stream_nnz` entries and `block_threads` rows): the block loads
+// the rows' entries as one contiguous range (consecutive lanes, consecutive entries), keeps the
+// products in shared memory and a thread per row adds its own (CSR-stream, Greathouse & Daga).
+constexpr std::int32_t kStreamItem = -1;
 struct LongRow {
   std::int32_t row = 0;
   std::int32_t first_slot = 0;  // partial-sum slots [first_slot, first_slot + pieces)
@@ -59,13 +63,19 @@ struct CsrPlanOptions {
   // Table 2 (generators with the originals' densest rows), geomean T(cuSPARSE)/T(ours) 0.877 with
   // no cap, 0.926 with 2, 0.967 with 4 (webbase-1M 0.48 -> 0.74).
   int max_trips = 4;
+  // Runs whose V is at most this become stream items (0: none): with V = 1 or 2 a warp's loads of
+  // col and val touch 16-32 rows' ranges and its x gathers 16-32 rows' columns; a stream item reads
+  // both as consecutive entries (cuSPARSE's csrmv_v3 splits by nnz the same way).
+  int stream_max_lanes = 0;
+  int stream_nnz = 2048;  // entries per stream item (block_threads x elements_per_lane)
 };
 struct CsrPlan {
   std::vector<CsrWorkItem> items;
   int long_row = 0;  // the threshold used
   std::vector<LongRow> long_rows;
   std::int32_t partial_slots = 0;
-  std::int64_t lane_histogram[6] = {};  // rows per V = 1, 2, 4, 8, 16, 32
+  std::int64_t lane_histogram[6] = {};  // rows per V = 1, 2, 4, 8, 16, 32 (row items)
+  std::int64_t stream_rows = 0;         // rows in stream items
   double metadata_bytes() const;         // items + long rows: read by the kernel besides the CSR
 };
 CsrPlan plan_csr(const CsrMatrix& a, const CsrPlanOptions& o = {});
