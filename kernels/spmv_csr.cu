@@ -1,6 +1,8 @@
 // SpMV y = A x in CSR on CUDA cores, our kernel (issue 10; GPGPU'25 §3.2):
 // W = 2 nnz, Q = (nnz + m + n) D + (nnz + m + 1) Iidx (Eq. 10, spmv_csr_model).
-// Rows binned by length (kernels/spmv_plan.hpp plan_csr): one 256-thread block per work item;
+// Rows binned by length (kernels/spmv_plan.hpp plan_csr): one 256-thread block per work item; runs
+// of rows with V <= 16 are stream items (CSR-stream: the rows' entries read as one contiguous range,
+// products in shared memory, a thread per row adds its own); the rest are row items:
 // a row item gives each row V = 1..32 lanes (the power of two at or above an eighth of the item's
 // mean row length, raised so its longest row takes at most 4 trips: thread, sub-warp or warp per
 // row), 8 entries' loads in flight per lane, x gathered
@@ -8,7 +10,6 @@
 // row length, within [256, 1024]) gets whole blocks of up to 4096 nnz each (block per row, or
 // several blocks adding partial sums). The work-item list (16 B per block) and the long-row records
 // are the only bytes read besides Eq. 10's (not in Q; < 0.1% of Q on the Table 2 suite).
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,6 +60,9 @@ __device__ __forceinline__ void rows_item(const int* __restrict__ rp, const int*
     if (r < b && lane == 0) y[r] = s;
   }
 }
+
+static_assert(kThreads * kUnroll == CsrPlanOptions{}.stream_nnz && kThreads == CsrPlanOptions{}.block_threads,
+              "stream items fit the kernel's shared products");
 
 // Stream item: rows [a, b) (at most kThreads rows and kThreads x kUnroll entries): every thread loads
 // kUnroll entries of the contiguous range, consecutive lanes consecutive entries, and leaves the
@@ -134,18 +138,11 @@ __global__ void __launch_bounds__(kThreads, 6)
 
 static_assert(sizeof(CsrWorkItem) == sizeof(int4) && sizeof(LongRow) == sizeof(int4));
 
-// Scratch A/B (not for merge): CEILING_SPMV_STREAM=V makes runs with V <= this stream items.
-CsrPlanOptions plan_options() {
-  CsrPlanOptions o;
-  if (const char* e = std::getenv("CEILING_SPMV_STREAM")) o.stream_max_lanes = std::atoi(e);
-  return o;
-}
-
 class CsrOursInstance final : public SpmvInstanceBase {
  public:
   CsrOursInstance(const KernelParams& params, const RunContext& ctx)
       : SpmvInstanceBase(params),
-        plan_(plan_csr(*a_, plan_options())),
+        plan_(plan_csr(*a_)),
         cold_(!ctx.in_l2),
         rp_(upload(a_->row_ptr)),
         col_(upload(a_->col)),
@@ -189,7 +186,8 @@ KernelVariant csr_ours() {
   v.implementation = "ours";
   v.unit = ComputeUnit::cuda_core;
   v.precision = Precision::fp64;
-  v.description = "CSR, runs of rows, 1-32 lanes per row (run mean / 8, longest row in <= 4 trips), block(s) per row above 8 x mean nnz in [256, 1024]";
+  v.description = "CSR, runs of rows: up to 2048 entries read contiguously and summed per row from shared memory where the "
+                  "run's lanes per row would be <= 16, else 32 lanes per row; block(s) per row above 8 x mean nnz in [256, 1024]";
   v.create = [](const KernelParams& params, const RunContext& ctx) -> std::unique_ptr<KernelInstance> {
     return std::make_unique<CsrOursInstance>(params, ctx);
   };
