@@ -1,6 +1,8 @@
 // SpMV y = A x in CSR on CUDA cores, our kernel (issue 10; GPGPU'25 §3.2):
 // W = 2 nnz, Q = (nnz + m + n) D + (nnz + m + 1) Iidx (Eq. 10, spmv_csr_model).
-// Rows binned by length (kernels/spmv_plan.hpp plan_csr): one 256-thread block per work item;
+// Rows binned by length (kernels/spmv_plan.hpp plan_csr): one 256-thread block per work item; runs
+// of rows with V <= 16 are stream items (CSR-stream: the rows' entries read as one contiguous range,
+// products in shared memory, a thread per row adds its own); the rest are row items:
 // a row item gives each row V = 1..32 lanes (the power of two at or above an eighth of the item's
 // mean row length, raised so its longest row takes at most 4 trips: thread, sub-warp or warp per
 // row), 8 entries' loads in flight per lane, x gathered
@@ -59,6 +61,40 @@ __device__ __forceinline__ void rows_item(const int* __restrict__ rp, const int*
   }
 }
 
+static_assert(kThreads * kUnroll == CsrPlanOptions{}.stream_nnz && kThreads == CsrPlanOptions{}.block_threads,
+              "stream items fit the kernel's shared products");
+
+// Stream item: rows [a, b) (at most kThreads rows and kThreads x kUnroll entries): every thread loads
+// kUnroll entries of the contiguous range, consecutive lanes consecutive entries, and leaves the
+// products in shared memory; then thread t adds row a + t's products in order.
+template <bool Streaming>
+__device__ __forceinline__ void stream_item(const int* __restrict__ rp, const int* __restrict__ col,
+                                            const double* __restrict__ val, const double* __restrict__ x,
+                                            double* __restrict__ y, int a, int b) {
+  __shared__ double prod[kThreads * kUnroll];
+  const int e0 = rp[a], e1 = rp[b];
+  const int r = a + static_cast<int>(threadIdx.x);
+  const int rb = r < b ? rp[r] : 0, re = r < b ? rp[r + 1] : 0;  // in flight with the entries
+  int c[kUnroll];
+  double v[kUnroll];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const int e = e0 + static_cast<int>(threadIdx.x) + u * kThreads;
+    const bool in = e < e1;
+    c[u] = in ? load_stream<Streaming>(&col[e]) : -1;
+    v[u] = in ? load_stream<Streaming>(&val[e]) : 0.0;
+  }
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u)
+    if (c[u] >= 0) prod[threadIdx.x + u * kThreads] = v[u] * __ldg(&x[c[u]]);
+  __syncthreads();
+  if (r < b) {
+    double s = 0.0;
+    for (int e = rb; e < re; ++e) s += prod[e - e0];
+    y[r] = s;
+  }
+}
+
 // 6 blocks per SM (at most 40 registers; ptxas spills ~200 B): measured on an H200 over Table 2 with
 // max_trips 4, geomean T(cuSPARSE)/T(ours) 0.966 (out of L2 0.924) against 0.967 (0.895) with the
 // compiler's 56 registers (4 blocks per SM). 8 blocks per SM (32 registers, 600 B of spills): 0.58.
@@ -90,6 +126,7 @@ __global__ void __launch_bounds__(kThreads, 6)
     return;
   }
   switch (it.z) {
+    case kStreamItem: stream_item<Streaming>(rp, col, val, x, y, it.x, it.y); break;
     case 1: rows_item<Streaming, 1>(rp, col, val, x, y, it.x, it.y); break;
     case 2: rows_item<Streaming, 2>(rp, col, val, x, y, it.x, it.y); break;
     case 4: rows_item<Streaming, 4>(rp, col, val, x, y, it.x, it.y); break;
@@ -149,7 +186,8 @@ KernelVariant csr_ours() {
   v.implementation = "ours";
   v.unit = ComputeUnit::cuda_core;
   v.precision = Precision::fp64;
-  v.description = "CSR, runs of rows, 1-32 lanes per row (run mean / 8, longest row in <= 4 trips), block(s) per row above 8 x mean nnz in [256, 1024]";
+  v.description = "CSR, runs of rows: up to 2048 entries read contiguously and summed per row from shared memory where the "
+                  "run's lanes per row would be <= 16, else 32 lanes per row; block(s) per row above 8 x mean nnz in [256, 1024]";
   v.create = [](const KernelParams& params, const RunContext& ctx) -> std::unique_ptr<KernelInstance> {
     return std::make_unique<CsrOursInstance>(params, ctx);
   };

@@ -26,7 +26,7 @@ double CsrPlan::metadata_bytes() const {
 
 CsrPlan plan_csr(const CsrMatrix& a, const CsrPlanOptions& o) {
   if (o.block_threads < 32 || o.block_threads % 32 || o.long_row < 0 || o.piece < o.block_threads || o.iterations < 1 ||
-      o.max_trips < 0 || o.elements_per_lane < 1)
+      o.max_trips < 0 || o.elements_per_lane < 1 || o.stream_max_lanes < 0 || o.stream_nnz < o.block_threads)
     throw std::invalid_argument("plan_csr: bad options");
   CsrPlan p;
   const double mean = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0;
@@ -66,6 +66,19 @@ CsrPlan plan_csr(const CsrMatrix& a, const CsrPlanOptions& o) {
       longest = std::max(longest, len(r));
       lanes = v;
       ++r;
+    }
+    if (lanes <= o.stream_max_lanes && longest <= o.stream_nnz) {
+      // Stream items: consecutive rows while the entries fit stream_nnz and the rows block_threads.
+      std::int32_t s0 = first;
+      while (s0 < r) {
+        std::int32_t s1 = s0;
+        std::int64_t e = 0;
+        while (s1 < r && s1 - s0 < o.block_threads && e + len(s1) <= o.stream_nnz) e += len(s1++);
+        p.items.push_back({s0, s1, kStreamItem, -1});
+        s0 = s1;
+      }
+      p.stream_rows += r - first;
+      continue;
     }
     p.items.push_back({first, r, lanes, -1});
     p.lane_histogram[log2_of(lanes)] += r - first;

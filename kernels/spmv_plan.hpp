@@ -2,6 +2,8 @@
 // tensor-core variant's model counts its own bytes (Eq. 9) from the same plan its kernel runs.
 //
 // CUDA-core CSR ("ours"): the rows are cut into work items, one thread block (256 threads) each.
+//  - a stream item is a run of consecutive rows whose V would be <= stream_max_lanes, cut to at
+//    most stream_nnz entries and block_threads rows (below);
 //  - a row item is a run of consecutive rows whose mean length picks V lanes per row (1..32, the
 //    power of two at or above the mean), so short rows get a thread or a few lanes and medium rows
 //    a warp, and the y writes and row_ptr reads stay contiguous;
@@ -26,9 +28,13 @@ namespace ceiling::kernels {
 
 struct CsrWorkItem {
   std::int32_t a = 0, b = 0;  // row item: rows [a, b); long item: nnz [a, b) of row `row`
-  std::int32_t lanes = 0;     // row item: lanes per row (1..32); long item: 0
+  std::int32_t lanes = 0;     // row item: lanes per row (1..32); stream item: kStreamItem; long item: 0
   std::int32_t long_index = -1;  // long item: index into CsrPlan::long_rows
 };
+// A stream item (rows [a, b), at most `stream_nnz` entries and `block_threads` rows): the block loads
+// the rows' entries as one contiguous range (consecutive lanes, consecutive entries), keeps the
+// products in shared memory and a thread per row adds its own (CSR-stream, Greathouse & Daga).
+constexpr std::int32_t kStreamItem = -1;
 struct LongRow {
   std::int32_t row = 0;
   std::int32_t first_slot = 0;  // partial-sum slots [first_slot, first_slot + pieces)
@@ -59,13 +65,22 @@ struct CsrPlanOptions {
   // Table 2 (generators with the originals' densest rows), geomean T(cuSPARSE)/T(ours) 0.877 with
   // no cap, 0.926 with 2, 0.967 with 4 (webbase-1M 0.48 -> 0.74).
   int max_trips = 4;
+  // Runs whose V is at most this become stream items (0: none): with V = 1 or 2 a warp's loads of
+  // col and val touch 16-32 rows' ranges and its x gathers 16-32 rows' columns; a stream item reads
+  // both as consecutive entries (cuSPARSE's csrmv_v3 splits by nnz the same way).
+  // Measured on an H100 over Table 2 (geomean T(cuSPARSE)/T(ours), out of L2 / all 21): 0 (none)
+  // 0.928 / 0.937, <= 1: 0.942 / 0.974, <= 2: 0.967 / 0.996, <= 4: 0.997 / 1.022, <= 8: 1.055 /
+  // 1.079, <= 16: 1.068 / 1.085, <= 32 (every run): 1.061 / 1.081 (mip1, mean 156, slower).
+  int stream_max_lanes = 16;
+  int stream_nnz = 2048;  // entries per stream item (block_threads x elements_per_lane)
 };
 struct CsrPlan {
   std::vector<CsrWorkItem> items;
   int long_row = 0;  // the threshold used
   std::vector<LongRow> long_rows;
   std::int32_t partial_slots = 0;
-  std::int64_t lane_histogram[6] = {};  // rows per V = 1, 2, 4, 8, 16, 32
+  std::int64_t lane_histogram[6] = {};  // rows per V = 1, 2, 4, 8, 16, 32 (row items)
+  std::int64_t stream_rows = 0;         // rows in stream items
   double metadata_bytes() const;         // items + long rows: read by the kernel besides the CSR
 };
 CsrPlan plan_csr(const CsrMatrix& a, const CsrPlanOptions& o = {});

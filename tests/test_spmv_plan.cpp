@@ -81,7 +81,9 @@ CsrMatrix mixed() {
 TEST_CASE("the CUDA-core plan covers every row once, lanes by the run's mean, long rows in pieces") {
   const CsrMatrix a = mixed();
   check_csr(a);
-  const kernels::CsrPlan p = kernels::plan_csr(a);
+  kernels::CsrPlanOptions rows_only;  // row items only: the lanes rules below (stream items: next test)
+  rows_only.stream_max_lanes = 0;
+  const kernels::CsrPlan p = kernels::plan_csr(a, rows_only);
   const auto x = x_for(a);
   std::vector<double> ref(static_cast<size_t>(a.rows)), got(static_cast<size_t>(a.rows), std::nan(""));
   spmv_reference(a, x.data(), ref.data());
@@ -101,7 +103,7 @@ TEST_CASE("the CUDA-core plan covers every row once, lanes by the run's mean, lo
   // The long-row threshold is 8 x the mean row length in [256, 1024]: 256 here (mean ~17), so the
   // rows of 200-249 stay in runs and 5000 -> 2 pieces of 4096, 20000 -> 5, 1025 -> 1 (no partial slots).
   CHECK(p.long_row == 256);
-  kernels::CsrPlanOptions fixed;
+  kernels::CsrPlanOptions fixed = rows_only;
   fixed.long_row = 100;
   CHECK(kernels::plan_csr(a, fixed).long_rows.size() == 53);  // the 50 rows of 200-249 too
   CHECK(kernels::plan_csr(matrix_with_rows(std::vector<int>(100, 60), 5000)).long_row == 480);
@@ -128,7 +130,7 @@ TEST_CASE("the CUDA-core plan covers every row once, lanes by the run's mean, lo
     while (v < 32 && (v < mean / 8 || v < longest / 32.0)) v *= 2;
     CHECK(v == it.lanes);
   }
-  kernels::CsrPlanOptions uncapped;  // max_trips 0: the mean alone picks V
+  kernels::CsrPlanOptions uncapped = rows_only;  // max_trips 0: the mean alone picks V
   uncapped.max_trips = 0;
   for (const auto& it : kernels::plan_csr(a, uncapped).items) {
     if (it.long_index >= 0) continue;
@@ -142,7 +144,7 @@ TEST_CASE("the CUDA-core plan covers every row once, lanes by the run's mean, lo
   CHECK(p.metadata_bytes() == doctest::Approx(16.0 * static_cast<double>(p.items.size() + p.long_rows.size())));
 
   // max_trips: V also fits the run's longest row in that many trips of 8 x V entries.
-  kernels::CsrPlanOptions capped;
+  kernels::CsrPlanOptions capped = rows_only;
   capped.max_trips = 2;
   const kernels::CsrPlan c = kernels::plan_csr(a, capped);
   std::vector<double> got2(static_cast<size_t>(a.rows), std::nan(""));
@@ -158,6 +160,61 @@ TEST_CASE("the CUDA-core plan covers every row once, lanes by the run's mean, lo
   }
   capped.max_trips = -1;
   CHECK_THROWS_AS(kernels::plan_csr(a, capped), std::invalid_argument);
+}
+
+TEST_CASE("the CUDA-core plan's stream items: runs with V <= 16, <= 2048 entries and <= 256 rows each") {
+  const CsrMatrix a = mixed();
+  const auto x = x_for(a);
+  std::vector<double> ref(static_cast<size_t>(a.rows));
+  spmv_reference(a, x.data(), ref.data());
+  kernels::CsrPlanOptions rows_only;
+  rows_only.stream_max_lanes = 0;
+  const kernels::CsrPlan vector_plan = kernels::plan_csr(a, rows_only);
+  for (int max_lanes : {1, 4, 16, 32}) {
+    kernels::CsrPlanOptions o;
+    o.stream_max_lanes = max_lanes;
+    const kernels::CsrPlan p = kernels::plan_csr(a, o);
+    INFO("stream_max_lanes " << max_lanes);
+    std::vector<double> got(static_cast<size_t>(a.rows), std::nan(""));
+    kernels::spmv_by_csr_plan(a, p, x.data(), got.data());
+    CHECK(max_rel_diff(got, ref) < 1e-13);
+    // Every row once; a stream item's rows and entries fit the block; the rows the row-only plan
+    // gives V <= max_lanes are exactly the stream rows; long rows are unchanged.
+    std::vector<int> covered(static_cast<size_t>(a.rows), 0), streamed(static_cast<size_t>(a.rows), 0);
+    for (const auto& it : p.items) {
+      if (it.long_index >= 0) continue;
+      CHECK(it.a < it.b);
+      if (it.lanes == kernels::kStreamItem) {
+        CHECK(it.b - it.a <= o.block_threads);
+        CHECK(a.row_ptr[static_cast<size_t>(it.b)] - a.row_ptr[static_cast<size_t>(it.a)] <= o.stream_nnz);
+        for (int r = it.a; r < it.b; ++r) streamed[static_cast<size_t>(r)] = 1;
+      } else {
+        CHECK(it.lanes > max_lanes);
+      }
+      for (int r = it.a; r < it.b; ++r) ++covered[static_cast<size_t>(r)];
+    }
+    for (const auto& lr : p.long_rows) ++covered[static_cast<size_t>(lr.row)];
+    CHECK(std::all_of(covered.begin(), covered.end(), [](int c) { return c == 1; }));
+    std::int64_t expect_streamed = 0;
+    for (const auto& it : vector_plan.items)
+      if (it.long_index < 0 && it.lanes <= max_lanes) {
+        expect_streamed += it.b - it.a;
+        for (int r = it.a; r < it.b; ++r) CHECK(streamed[static_cast<size_t>(r)] == 1);
+      }
+    CHECK(p.stream_rows == expect_streamed);
+    CHECK(p.long_rows.size() == vector_plan.long_rows.size());
+    CHECK(std::accumulate(std::begin(p.lane_histogram), std::end(p.lane_histogram), p.stream_rows) == a.rows - 3);
+  }
+  // The defaults stream the short (V = 1) and medium (V = 4, 8) runs of mixed() but not the warp runs.
+  const kernels::CsrPlan d = kernels::plan_csr(a);
+  CHECK(d.stream_rows > 3000);
+  CHECK(d.lane_histogram[5] == 50);
+  kernels::CsrPlanOptions bad;
+  bad.stream_nnz = 100;  // below block_threads
+  CHECK_THROWS_AS(kernels::plan_csr(a, bad), std::invalid_argument);
+  bad = {};
+  bad.stream_max_lanes = -1;
+  CHECK_THROWS_AS(kernels::plan_csr(a, bad), std::invalid_argument);
 }
 
 TEST_CASE("the tensor-core plan packs sorted 8-row groups, pads to 4 columns and counts what it reads") {
