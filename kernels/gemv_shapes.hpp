@@ -11,8 +11,9 @@ namespace ceiling::kernels::gemv_shapes {
 constexpr int kCcStreaming = 16, kCcPrefetch = 32;
 constexpr int kCcRows[] = {2, 4, 8};
 // Tensor cores: double2 loads per lane per step (4, 8) | warps per 8-row block (4, 8, 16) << 4 |
-// kTcStreaming.
-constexpr int kTcStreaming = 256;
+// kTcStreaming. (Until 2026-11-26 the flag was 256 = 16 << 4: the 16-warp shapes were launched as
+// the default 4-load, 8-warp kernel with streaming loads; the pinned-shape check found it.)
+constexpr int kTcStreaming = 512;  // above the warps field (16 << 4 = 256)
 constexpr int kTcShapes[] = {4 | 8 << 4, 8 | 8 << 4, 4 | 16 << 4, 8 | 16 << 4, 8 | 4 << 4};
 constexpr int kTcDefault = 4 | 8 << 4;  // untuned
 constexpr int kCcDefault = 8;
