@@ -9,10 +9,12 @@
 // in flight while this step's DMMAs run.
 #include <cmath>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "common.cuh"
+#include "gemv_shapes.hpp"
 #include "gpu/gpu.hpp"
 #include "runner.hpp"
 #include "verify.hpp"
@@ -21,9 +23,6 @@ namespace ceiling::kernels {
 namespace {
 
 constexpr int kCcUnroll = 8;  // 4 KiB of A in flight per warp
-// Tensor-core launch configuration: loads per step | warps per block << 4 | 256 when A is read with
-// streaming loads. Default (untuned): 4 loads, 8 warps.
-constexpr int kTcDefault = 4 | 8 << 4;
 
 // Streaming: A read with ld.global.cs (evict first; A is read once, x by every row), tried beside
 // plain loads by the tuner (the ramp's fastest DRAM read configurations use .cs at most sizes).
@@ -43,24 +42,29 @@ __global__ void __launch_bounds__(Rows * 32) gemv_cuda_core(const double* __rest
   const long long nv = n / 2;
   double acc[kCcUnroll] = {};
   long long j = lane;
-  if constexpr (Prefetch) {
-    // Every chunk's loads predicated (zeros past the row), its FMAs only on the columns that exist.
-    const auto load = [&](double2 (&av)[kCcUnroll], double2 (&xx)[kCcUnroll], long long j0) {
+  // A chunk of kCcUnroll x 32 double2 from j0: every load issued before the first FMA, predicated
+  // at the row's end; FMAs only on the columns that exist (the executed FMAs are exactly m n: ncu's
+  // counters, `ceiling profile`, count W from them).
+  const auto load = [&](double2 (&av)[kCcUnroll], double2 (&xx)[kCcUnroll], long long j0) {
 #pragma unroll
-      for (int u = 0; u < kCcUnroll; ++u) {
-        const bool in = j0 + u * 32 < nv;
-        av[u] = in ? load_stream<Streaming>(a + j0 + u * 32) : make_double2(0.0, 0.0);
-        xx[u] = in ? __ldg(&xv[j0 + u * 32]) : make_double2(0.0, 0.0);
-      }
-    };
+    for (int u = 0; u < kCcUnroll; ++u) {
+      const bool in = j0 + u * 32 < nv;
+      av[u] = in ? load_stream<Streaming>(a + j0 + u * 32) : make_double2(0.0, 0.0);
+      xx[u] = in ? __ldg(&xv[j0 + u * 32]) : make_double2(0.0, 0.0);
+    }
+  };
+  const auto fmas = [&](const double2 (&av)[kCcUnroll], const double2 (&xx)[kCcUnroll], long long j0) {
+#pragma unroll
+    for (int u = 0; u < kCcUnroll; ++u)
+      if (j0 + u * 32 < nv) acc[u] = fma(av[u].y, xx[u].y, fma(av[u].x, xx[u].x, acc[u]));
+  };
+  if constexpr (Prefetch) {
     double2 av[kCcUnroll], xx[kCcUnroll];
     load(av, xx, j);
     for (; j < nv; j += kCcUnroll * 32) {
       double2 an[kCcUnroll], xn[kCcUnroll];
       load(an, xn, j + kCcUnroll * 32);
-#pragma unroll
-      for (int u = 0; u < kCcUnroll; ++u)
-        if (j + u * 32 < nv) acc[u] = fma(av[u].y, xx[u].y, fma(av[u].x, xx[u].x, acc[u]));
+      fmas(av, xx, j);
 #pragma unroll
       for (int u = 0; u < kCcUnroll; ++u) {
         av[u] = an[u];
@@ -77,21 +81,12 @@ __global__ void __launch_bounds__(Rows * 32) gemv_cuda_core(const double* __rest
 #pragma unroll
       for (int u = 0; u < kCcUnroll; ++u) acc[u] = fma(av[u].y, xx[u].y, fma(av[u].x, xx[u].x, acc[u]));
     }
-    // The rest (< kCcUnroll x 32 double2): every load in flight before the FMAs, as above. A loop
-    // of one load per trip made a short row a chain of L2 latencies (3 us at 450^2 on an H200).
+    // The rest (< kCcUnroll x 32 double2) as one predicated chunk. A loop of one load per trip made
+    // a short row a chain of L2 latencies (3 us at 450^2 on an H200).
     if (j < nv) {
       double2 av[kCcUnroll], xx[kCcUnroll];
-#pragma unroll
-      for (int u = 0; u < kCcUnroll; ++u) {
-        const bool in = j + u * 32 < nv;
-        av[u] = in ? load_stream<Streaming>(a + j + u * 32) : make_double2(0.0, 0.0);
-        xx[u] = in ? __ldg(&xv[j + u * 32]) : make_double2(0.0, 0.0);
-      }
-      // Only the columns that exist: no FMA on padding, so the executed FMAs are exactly m n
-      // (ncu's counters, `ceiling profile`, count W from them).
-#pragma unroll
-      for (int u = 0; u < kCcUnroll; ++u)
-        if (j + u * 32 < nv) acc[u] = fma(av[u].y, xx[u].y, fma(av[u].x, xx[u].x, acc[u]));
+      load(av, xx, j);
+      fmas(av, xx, j);
     }
   }
   double s = 0;
@@ -174,6 +169,8 @@ class GemvInstance final : public KernelInstance {
     if (m % 8 != 0 || n % 64 != 0)
       throw std::invalid_argument("GEMV needs m % 8 == 0 and n % 64 == 0, got " + std::to_string(m) + " x " +
                                   std::to_string(n));
+    if (launch_config != 0 && !gemv_shapes::known(unit == ComputeUnit::tensor_core, launch_config))
+      throw std::invalid_argument("GEMV: no launch shape " + std::to_string(launch_config) + " (kernels/gemv_shapes.hpp)");
     (unit == ComputeUnit::tensor_core ? tc_config_ : cc_rows_) = launch_config;
   }
   void randomize(std::uint64_t seed) override {
@@ -188,9 +185,9 @@ class GemvInstance final : public KernelInstance {
   long long output_elements() const override { return m_; }
   void launch(Stream s) override {
     if (unit_ == ComputeUnit::tensor_core)
-      launch_tensor_core(tc_config_ ? tc_config_ : kTcDefault, s);
+      launch_tensor_core(tc_config_ ? tc_config_ : gemv_shapes::kTcDefault, s);
     else
-      launch_cuda_core(cc_rows_ ? cc_rows_ : 8, s);
+      launch_cuda_core(cc_rows_ ? cc_rows_ : gemv_shapes::kCcDefault, s);
     CUDA_CHECK_LAUNCH();
   }
   Verification verify() override {
@@ -225,29 +222,27 @@ class GemvInstance final : public KernelInstance {
   void launch_cuda_core(int config, cudaStream_t s) {
     const int rows = config & 15;
     const auto grid = static_cast<unsigned>((m_ + rows - 1) / rows);
-    const bool streaming = config & 16, prefetch = config & 32;
+    const bool streaming = config & gemv_shapes::kCcStreaming, prefetch = config & gemv_shapes::kCcPrefetch;
     switch (rows) {
       case 2: launch_cc<2>(streaming, prefetch, grid, s); break;
       case 4: launch_cc<4>(streaming, prefetch, grid, s); break;
-      default: launch_cc<8>(streaming, prefetch, grid, s); break;
+      case 8: launch_cc<8>(streaming, prefetch, grid, s); break;
+      default: throw std::logic_error("GEMV: no CUDA-core launch shape " + std::to_string(config));
     }
   }
   // Times each block shape (and, out of L2, each load kind) once (median of 5, in the L2 state
   // validate will time it in) and keeps the fastest: the CUDA-core side gets its best launch, as
   // the probes search theirs.
   void tune_cuda_core() {
-    std::vector<int> configs = cold_ ? std::vector<int>{2, 4, 8, 18, 20, 24} : std::vector<int>{2, 4, 8};
-    for (int c : std::vector<int>(configs)) configs.push_back(c | 32);  // each also with the next chunk prefetched
-    cc_rows_ = pick_fastest(configs, [this](int config, cudaStream_t s) { launch_cuda_core(config, s); }, cold_);
+    cc_rows_ = pick_fastest(gemv_shapes::cuda_core(cold_), [this](int config, cudaStream_t s) { launch_cuda_core(config, s); },
+                            cold_);
   }
 
   // Tensor-core shapes (loads per step, warps per 8-row block) timed once like the CUDA-core ones;
   // out of L2 also with streaming loads of A.
   void tune_tensor_core() {
-    std::vector<int> configs = {4 | 8 << 4, 8 | 8 << 4, 4 | 16 << 4, 8 | 16 << 4, 8 | 4 << 4};
-    if (cold_)
-      for (int c : std::vector<int>(configs)) configs.push_back(c | 256);
-    tc_config_ = pick_fastest(configs, [this](int config, cudaStream_t s) { launch_tensor_core(config, s); }, cold_);
+    tc_config_ = pick_fastest(gemv_shapes::tensor_core(cold_),
+                              [this](int config, cudaStream_t s) { launch_tensor_core(config, s); }, cold_);
   }
   template <int Loads, int Warps>
   void launch_tc(bool streaming, cudaStream_t s) {
@@ -256,13 +251,14 @@ class GemvInstance final : public KernelInstance {
     else gemv_tensor_core<Loads, Warps, false><<<grid, Warps * 32, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
   }
   void launch_tensor_core(int config, cudaStream_t s) {
-    const bool streaming = config & 256;
-    switch (config & 255) {
+    const bool streaming = config & gemv_shapes::kTcStreaming;
+    switch (config & ~gemv_shapes::kTcStreaming) {
       case 8 | 8 << 4: launch_tc<8, 8>(streaming, s); break;
       case 4 | 16 << 4: launch_tc<4, 16>(streaming, s); break;
       case 8 | 16 << 4: launch_tc<8, 16>(streaming, s); break;
       case 8 | 4 << 4: launch_tc<8, 4>(streaming, s); break;
-      default: launch_tc<4, 8>(streaming, s); break;
+      case 4 | 8 << 4: launch_tc<4, 8>(streaming, s); break;
+      default: throw std::logic_error("GEMV: no tensor-core launch shape " + std::to_string(config));
     }
   }
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "gpu/gpu.hpp"
+#include "kernels/gemv_shapes.hpp"
 #include "kernels/registry.hpp"
 #include "kernels/runner.hpp"
 #include "model/roofline.hpp"
@@ -211,13 +212,10 @@ TEST_CASE("intensity variants: every k (one row per thread below 16, four above)
 }
 
 TEST_CASE("GEMV: every launch shape the tuners pick from matches the CPU reference") {
-  // The shapes of kernels/gemv.cu: CUDA cores rows per block (+16 streaming loads, +32 prefetch); tensor cores
-  // loads per step | warps per 8-row block << 4 (+256 streaming loads). Sizes leave the last
-  // column step of a warp partial (576 = 9 steps of 64 over 16 warps, 1088 = 34 steps of 32).
-  const std::map<ComputeUnit, std::vector<int>> shapes = {
-      {ComputeUnit::cuda_core, {2, 4, 8, 18, 20, 24, 2 | 32, 4 | 32, 8 | 32, 18 | 32, 20 | 32, 24 | 32}},
-      {ComputeUnit::tensor_core, {4 | 8 << 4, 8 | 8 << 4, 4 | 16 << 4, 8 | 16 << 4, 8 | 4 << 4, 4 | 8 << 4 | 256,
-                                  8 | 16 << 4 | 256}}};
+  // kernels/gemv_shapes.hpp, streaming loads included. Sizes leave the last column step of a warp
+  // partial (576 = 9 steps of 64 over 16 warps, 1088 = 34 steps of 32).
+  const std::map<ComputeUnit, std::vector<int>> shapes = {{ComputeUnit::cuda_core, gemv_shapes::cuda_core(true)},
+                                                          {ComputeUnit::tensor_core, gemv_shapes::tensor_core(true)}};
   int checked = 0;
   for (const auto& v : registry()) {
     if (v.kind != "gemv") continue;
@@ -231,8 +229,11 @@ TEST_CASE("GEMV: every launch shape the tuners pick from matches the CPU referen
         CHECK(r.unwritten == 0);
         ++checked;
       }
+    // A pinned shape no tuner offers is refused, not run as another one.
+    const KernelParams bad = {{"m", 64.0}, {"n", 64.0}, {"launch_config", 3.0}};
+    CHECK_THROWS_AS(v.create(bad, context_for(v, bad)), std::invalid_argument);
   }
-  CHECK(checked == 3 * (12 + 7));
+  CHECK(checked == 3 * (12 + 10));
 }
 
 TEST_CASE("CUDA-core SCALE handles counts that are not a multiple of the vector width") {

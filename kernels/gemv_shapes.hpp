@@ -1,0 +1,42 @@
+// The GEMV variants' launch shapes (kernels/gemv.cu): one list for the tuners, for the check of a
+// pinned `launch_config`, and for the GPU test that verifies every shape a tuner may pick.
+#pragma once
+#include <algorithm>
+#include <vector>
+
+namespace ceiling::kernels::gemv_shapes {
+
+// CUDA cores: rows per block (2, 4, 8) | kCcStreaming (ld.global.cs loads of A) | kCcPrefetch (the
+// next chunk of the row loaded before this chunk's FMAs).
+constexpr int kCcStreaming = 16, kCcPrefetch = 32;
+constexpr int kCcRows[] = {2, 4, 8};
+// Tensor cores: double2 loads per lane per step (4, 8) | warps per 8-row block (4, 8, 16) << 4 |
+// kTcStreaming. (Until 2026-11-26 the flag was 256 = 16 << 4: the 16-warp shapes were launched as
+// the default 4-load, 8-warp kernel with streaming loads; the pinned-shape check found it.)
+constexpr int kTcStreaming = 512;  // above the warps field (16 << 4 = 256)
+constexpr int kTcShapes[] = {4 | 8 << 4, 8 | 8 << 4, 4 | 16 << 4, 8 | 16 << 4, 8 | 4 << 4};
+constexpr int kTcDefault = 4 | 8 << 4;  // untuned
+constexpr int kCcDefault = 8;
+
+// The configurations a tuner times: streaming loads only out of L2 (cold).
+inline std::vector<int> cuda_core(bool cold) {
+  std::vector<int> out;
+  for (int prefetch : {0, kCcPrefetch})
+    for (int streaming : {0, kCcStreaming}) {
+      if (streaming && !cold) continue;
+      for (int rows : kCcRows) out.push_back(rows | streaming | prefetch);
+    }
+  return out;
+}
+inline std::vector<int> tensor_core(bool cold) {
+  std::vector<int> out(std::begin(kTcShapes), std::end(kTcShapes));
+  if (cold)
+    for (int s : kTcShapes) out.push_back(s | kTcStreaming);
+  return out;
+}
+inline bool known(bool tensor_core_unit, int config) {
+  const std::vector<int> all = tensor_core_unit ? tensor_core(true) : cuda_core(true);
+  return std::find(all.begin(), all.end(), config) != all.end();
+}
+
+}  // namespace ceiling::kernels::gemv_shapes
