@@ -9,11 +9,21 @@
 //
 // Design (the classic SIMT register-blocked GEMM, as in CUTLASS's SIMT path), 2026-11-26:
 //  - B is first transposed into a scratch buffer (k rows of n contiguous values; one extra read
-//    and write of B, < 1% of the time at 8192^3), so both operand tiles are rows of contiguous
-//    values that cp.async copies straight into shared memory (16 B each, no register staging).
+//    and write of B, 1% of the time at 8192^3, 4% at 1024^3), so both operand tiles are rows of
+//    contiguous values that cp.async copies straight into shared memory (16 B each, no staging).
 //  - kWM x kWN warps per block, each warp a 32 x 64 tile of C, each thread an 8 x 8 micro-tile in
 //    64 FP64 registers: per k step 8 + 8 values from shared memory (8 LDS.128) feed 64 DFMAs.
-//  - kStages shared-memory stages of kBK k rows (cp.async groups); one barrier per k tile.
+//  - Copies: thread t copies 4 chunks 256 B apart of k row t / 16 of each operand tile (lanes
+//    0-15 and 16-31 read 256 contiguous bytes of two rows): one global pointer per operand,
+//    advanced by kBK rows per tile, immediate offsets. (The former mapping, chunk t + 256 i,
+//    re-derived 8 64-bit addresses per tile: ~70 integer instructions per 1024 DFMAs, 3% of the
+//    time.)
+//  - No block-wide barrier in the k loop: kStages stages of kBK k rows, two mbarriers per stage.
+//    full[s] completes when every thread's copies of the tile in stage s landed
+//    (cp.async.mbarrier.arrive.noinc), empty[s] when all 8 warps read it. Tile t + kStages - 2 is
+//    issued at the start of tile t into the stage tile t - 2 used, so a warp waits only when
+//    another is more than a whole tile behind. (A __syncthreads per tile of 16 cost 3.5%: every
+//    warp waited for the slowest.)
 //  - The fragments of step l + 1 are loaded into a second register set while step l computes
 //    (fragment double buffering), so no DFMA waits for a shared load.
 //  - Lane layout: tm (0..3) from lane bits 1 and 4, tn (0..7) from lane bits 0, 2 and 3; lanes i
@@ -23,12 +33,16 @@
 //  - Split k where the tiles of C fill less than one block per SM (1024^3: 64 tiles on 132 SMs):
 //    `splits` blocks per tile each take a k range and add their products into C, zeroed first
 //    (atomicAdd; with two splits 0 + a + b = 0 + b + a, so the result does not depend on the order).
-// Measured (scratch benchmark, H200, 8192^3, checked): the previous design (register-staged tiles
-// transposed on the way, 2 stages of 8) 17.2 TFLOP/s; this one 25.2 (BK 16, 2 stages); cuBLAS DMMA
-// 56.4. ncu: FP64 pipe 78% active, 2 warps per scheduler (236 registers), stalls: the pipe and the
-// DFMA's fixed latency, no shared-memory bank conflicts.
+// Measured (scratch benchmark `dg3`, H100, GEMM kernel alone, checked): 4096^3 24.5 TFLOP/s (the
+// 2026-11-26 design: 2 stages of 16 rows, a barrier per tile) -> 25.3 (copy addressing) -> 25.7
+// (this one); 8192^3 24.6 -> 25.7, 2048^3 24.0 -> 25.2, 1024^3 18.4 -> 19.4. The steady state is
+// bounded by the register file: each DFMA reads its accumulator and one operand (the other from
+// the reuse cache), and ptxas breaks reuse at every yield point (ncu: FP64 pipe 76% active;
+// without the copies and the barrier the loop reaches 90% of the outer-product ceiling).
 // Sizes are rounded to multiples of 128 (m, n, k), so no edge handling is needed.
 #include <memory>
+#include <stdexcept>
+#include <string>
 
 #include "gemm_common.cuh"
 #include "gpu/cp_async.cuh"
@@ -38,21 +52,26 @@ namespace {
 
 constexpr int kWM = 4, kWN = 2;           // warps per block (m, n)
 constexpr int kMinBlocks = 1;             // blocks per SM the registers are budgeted for
-constexpr int kBK = 16, kStages = 2;      // k rows per tile, shared-memory stages
+// k rows per tile and shared-memory stages: 32 x 3 (192 KiB) where the device gives a block that much
+// shared memory (sm_90), else 16 x 4 (128 KiB; sm_80's limit is 163 KiB). 4096^3 on an H100: 25.7 and
+// 25.4 TFLOP/s.
+constexpr int kBK = 32, kStages = 3;
+constexpr int kBKSmall = 16, kStagesSmall = 4;
 constexpr int kWarpM = 32, kWarpN = 64;   // warp tile
 constexpr int kTM = 8, kTN = 8;           // thread micro-tile: 4 x 8 threads per warp
 constexpr int kThreads = 32 * kWM * kWN;
+constexpr int kWarps = kThreads / 32;
 constexpr int kBM = kWM * kWarpM, kBN = kWN * kWarpN;  // block tile of C
 constexpr int kGroupM = 8;                // block rasterization: tile rows per group
 constexpr int kTile = 128;                // size multiple (v.round)
-constexpr int kSmemBytes = kStages * kBK * (kBM + kBN) * static_cast<int>(sizeof(double));
-constexpr int kAChunks = kBK * kBM / 2 / kThreads, kBChunks = kBK * kBN / 2 / kThreads;  // 16-byte copies per thread
+template <int BK, int S>
+constexpr int smem_bytes() { return S * BK * (kBM + kBN) * static_cast<int>(sizeof(double)); }
+constexpr int kCopyRows = kThreads / 16;  // k rows one pass of the copy covers (16 threads per row)
 
 static_assert(kWarpM / kTM * (kWarpN / kTN) == 32, "one micro-tile per lane");
-static_assert(kAChunks >= 1 && kBChunks >= 1 && kBK * kBM / 2 % kThreads == 0 && kBK * kBN / 2 % kThreads == 0,
-              "whole 16-byte copies per thread");
-static_assert(kTile % kBM == 0 && kTile % kBN == 0 && kTile % kBK == 0, "rounded sizes are whole tiles");
-static_assert(kStages >= 2, "at least double buffering");
+static_assert(kBM == 128 && kBN == 128, "a k row of a tile is 64 chunks of 16 B: 16 threads x 4 chunks 256 B apart");
+static_assert(kTile % kBM == 0 && kTile % kBN == 0 && kTile % kBK == 0 && kTile % kBKSmall == 0,
+              "rounded sizes are whole tiles");
 
 // Bt (k x n, n contiguous per k row) = B (k x n column-major): 32 x 32 tiles through shared memory.
 __global__ void transpose_b(int k, int n, const double* __restrict__ B, double* __restrict__ Bt) {
@@ -66,15 +85,21 @@ __global__ void transpose_b(int k, int n, const double* __restrict__ B, double* 
 }
 
 using gpu::cp_async16;
-using gpu::cp_async_commit;
-using gpu::cp_async_wait;
+using gpu::cp_async_mbar_arrive;
+using gpu::mbar_arrive;
+using gpu::mbar_init;
+using gpu::mbar_wait_parity;
 
+template <int BK, int S>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     dgemm_cuda_core(int m, int n, int k, int splits, const double* __restrict__ A, const double* __restrict__ Bt,
                     double* __restrict__ C) {
+  static_assert(BK % kCopyRows == 0, "whole copy passes per tile");
+  static_assert(S >= 3, "a tile is issued two tiles after its stage was last read");
   extern __shared__ __align__(16) double smem[];
+  __shared__ __align__(8) uint64_t full[S], empty[S];
   double* const As = smem;                            // [stage][k row][kBM]
-  double* const Bs = smem + kStages * kBK * kBM;      // [stage][k row][kBN]
+  double* const Bs = smem + S * BK * kBM;      // [stage][k row][kBN]
 
   // Block -> tile of C: groups of kGroupM tile rows, m fastest within a group (a 1-D grid).
   const int tiles_m = m / kBM, tiles_n = n / kBN;
@@ -87,23 +112,41 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   const long long row0 = static_cast<long long>(first_m + in_group % group_m) * kBM;
   const long long col0 = static_cast<long long>(in_group / group_m) * kBN;
   const int tid = static_cast<int>(threadIdx.x);
+  const int k_tiles = k / BK / splits;
 
-  // Tile kt into stage st: k row kk of A is kBM contiguous doubles of column kt*kBK + kk, of Bt
-  // kBN contiguous doubles of row kt*kBK + kk; copy c of a thread takes 16 bytes.
-  const int k_tiles = k / kBK / splits;
-  const int kt0 = split * k_tiles;
-  auto issue = [&](int kt, int st) {
-    const long long kk0 = static_cast<long long>(kt0 + kt) * kBK;
+  if (tid < S) {
+    mbar_init(&full[tid], kThreads);
+    mbar_init(&empty[tid], kWarps);
+  }
+#if __CUDA_ARCH__ >= 900
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+  __syncthreads();
+
+  // The copy: row kr = tid / 16 (+ kCopyRows per pass), chunks at columns kc + 32 i.
+  const int kr = tid / 16, kc = 2 * (tid % 16);
+  const double* ga = A + row0 + kc + (static_cast<long long>(split) * k_tiles * BK + kr) * m;
+  const double* gb = Bt + col0 + kc + (static_cast<long long>(split) * k_tiles * BK + kr) * n;
+  const long long step_a = static_cast<long long>(BK) * m, step_b = static_cast<long long>(BK) * n;
+  double* const sa = As + kr * kBM + kc;
+  double* const sb = Bs + kr * kBN + kc;
+  // Tile t (< k_tiles) into stage t % S, once every warp read the tile that stage held.
+  auto issue = [&](int t) {
+    const int st = t % S;
+    if (t >= S) mbar_wait_parity(&empty[st], (t / S - 1) & 1);
 #pragma unroll
-    for (int i = 0; i < kAChunks; ++i) {
-      const int c = tid + i * kThreads, kk = c / (kBM / 2), col = 2 * (c % (kBM / 2));
-      cp_async16(As + (st * kBK + kk) * kBM + col, A + row0 + col + (kk0 + kk) * m);
-    }
+    for (int p = 0; p < BK / kCopyRows; ++p) {
+      const double* a = ga + static_cast<long long>(p) * kCopyRows * m;
+      const double* b = gb + static_cast<long long>(p) * kCopyRows * n;
 #pragma unroll
-    for (int i = 0; i < kBChunks; ++i) {
-      const int c = tid + i * kThreads, kk = c / (kBN / 2), col = 2 * (c % (kBN / 2));
-      cp_async16(Bs + (st * kBK + kk) * kBN + col, Bt + col0 + col + (kk0 + kk) * n);
+      for (int i = 0; i < 4; ++i) {
+        cp_async16(sa + (st * BK + p * kCopyRows) * kBM + 32 * i, a + 32 * i);
+        cp_async16(sb + (st * BK + p * kCopyRows) * kBN + 32 * i, b + 32 * i);
+      }
     }
+    cp_async_mbar_arrive(&full[st]);
+    ga += step_a;
+    gb += step_b;
   };
 
   const int warp = tid / 32, lane = tid % 32;
@@ -119,8 +162,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     for (int j = 0; j < kTN; ++j) acc[i][j] = 0;
   double fa[2][kTM], fb[2][kTN];
   auto load_fragments = [&](int st, int l, int set) {
-    const double* as = As + (st * kBK + l) * kBM + a_frag;
-    const double* bs = Bs + (st * kBK + l) * kBN + b_frag;
+    const double* as = As + (st * BK + l) * kBM + a_frag;
+    const double* bs = Bs + (st * BK + l) * kBN + b_frag;
 #pragma unroll
     for (int q = 0; q < kTM / 2; ++q) {
       const double2 v = *reinterpret_cast<const double2*>(as + 8 * q);
@@ -135,30 +178,22 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     }
   };
 
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {  // prologue: tiles 0 .. kStages - 2
-    if (s < k_tiles) issue(s, s);
-    cp_async_commit();
-  }
-  cp_async_wait<kStages - 2>();
-  __syncthreads();
+  for (int t = 0; t < S - 2 && t < k_tiles; ++t) issue(t);  // prologue
+  mbar_wait_parity(&full[0], 0);
   load_fragments(0, 0, 0);
   for (int kt = 0; kt < k_tiles; ++kt) {
-    const int st = kt % kStages;
-    // Tile kt + kStages - 1 goes to the stage tile kt - 1 used: every thread finished reading it
-    // before the barrier that ended iteration kt - 1. One commit per iteration (empty at the end)
-    // keeps wait_group's count uniform.
-    {
-      const int next = kt + kStages - 1;
-      if (next < k_tiles) issue(next, next % kStages);
-      cp_async_commit();
-    }
+    const int st = kt % S;
+    if (kt + S - 2 < k_tiles) issue(kt + S - 2);
 #pragma unroll
-    for (int l = 0; l < kBK; ++l) {
-      if (l == kBK - 1) {  // the next tile's first fragments: its copies must have landed
-        cp_async_wait<kStages - 2>();
-        __syncthreads();
-        if (kt + 1 < k_tiles) load_fragments((kt + 1) % kStages, 0, (l + 1) & 1);
+    for (int l = 0; l < BK; ++l) {
+      if (l == BK - 1) {  // tile kt read to the end (step BK - 1's fragments are in registers)
+        __syncwarp();
+        if (lane == 0) mbar_arrive(&empty[st]);
+        if (kt + 1 < k_tiles) {
+          const int ns = (kt + 1) % S;
+          mbar_wait_parity(&full[ns], ((kt + 1) / S) & 1);
+          load_fragments(ns, 0, (l + 1) & 1);
+        }
       } else {
         load_fragments(st, l + 1, (l + 1) & 1);
       }
@@ -195,15 +230,35 @@ int k_splits(long long m, long long n, long long k, int sms) {
 
 class CudaCoreGemm final : public gemm::GemmInstanceBase<double, double> {
  public:
-  explicit CudaCoreGemm(const KernelParams& p) : GemmInstanceBase(p, {1e-12, 0}), bt_(static_cast<size_t>(k_ * n_)) {
-    static const bool configured = [] {
-      CUDA_CHECK(cudaFuncSetAttribute(dgemm_cuda_core, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
-      return true;
-    }();
-    (void)configured;
+  // pinned: 0 picks the pipeline by the device's shared memory; 1 (32 x 3) or 2 (16 x 4) pins it (GPU tests).
+  CudaCoreGemm(const KernelParams& p, int pinned)
+      : GemmInstanceBase(p, {1e-12, 0}), bt_(static_cast<size_t>(k_ * n_)) {
     int device = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
+    int optin = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    const bool fits = optin >= smem_bytes<kBK, kStages>() + 1024;  // + the mbarriers (static) and some slack
+    if (pinned != 0 && pinned != 1 && pinned != 2)
+      throw std::invalid_argument("DFMA GEMM: no pipeline " + std::to_string(pinned) + " (1: 32 x 3, 2: 16 x 4)");
+    if (pinned == 1 && !fits)
+      throw std::invalid_argument("DFMA GEMM: pipeline 1 needs " + std::to_string(smem_bytes<kBK, kStages>()) +
+                                  " bytes of shared memory per block; this device gives " + std::to_string(optin));
+    large_ = pinned == 0 ? fits : pinned == 1;
+    static const bool configured = [] {
+      CUDA_CHECK(cudaFuncSetAttribute(dgemm_cuda_core<kBKSmall, kStagesSmall>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      smem_bytes<kBKSmall, kStagesSmall>()));
+      return true;
+    }();
+    (void)configured;
+    if (large_) {
+      static const bool configured_large = [] {
+        CUDA_CHECK(cudaFuncSetAttribute(dgemm_cuda_core<kBK, kStages>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        smem_bytes<kBK, kStages>()));
+        return true;
+      }();
+      (void)configured_large;
+    }
   }
   void poison_output() override {
     GemmInstanceBase::poison_output();
@@ -214,14 +269,20 @@ class CudaCoreGemm final : public gemm::GemmInstanceBase<double, double> {
     if (splits > 1) CUDA_CHECK(cudaMemsetAsync(c_.data(), 0, c_.bytes(), s));
     transpose_b<<<dim3(static_cast<unsigned>(k_ / 32), static_cast<unsigned>(n_ / 32)), dim3(32, 8), 0, s>>>(
         static_cast<int>(k_), static_cast<int>(n_), b_.data(), bt_.data());
-    const long long blocks = (m_ / kBM) * (n_ / kBN) * splits;
-    dgemm_cuda_core<<<static_cast<unsigned>(blocks), kThreads, kSmemBytes, s>>>(
-        static_cast<int>(m_), static_cast<int>(n_), static_cast<int>(k_), splits, a_.data(), bt_.data(), c_.data());
+    const auto blocks = static_cast<unsigned>((m_ / kBM) * (n_ / kBN) * splits);
+    const int m = static_cast<int>(m_), n = static_cast<int>(n_), k = static_cast<int>(k_);
+    if (large_)
+      dgemm_cuda_core<kBK, kStages><<<blocks, kThreads, smem_bytes<kBK, kStages>(), s>>>(m, n, k, splits, a_.data(),
+                                                                                         bt_.data(), c_.data());
+    else
+      dgemm_cuda_core<kBKSmall, kStagesSmall><<<blocks, kThreads, smem_bytes<kBKSmall, kStagesSmall>(), s>>>(
+          m, n, k, splits, a_.data(), bt_.data(), c_.data());
   }
 
  private:
   gpu::DeviceBuffer<double> bt_;  // B transposed, rebuilt by every launch
   int sms_ = 0;
+  bool large_ = false;  // 32 x 3 stages fit (else 16 x 4)
 };
 
 KernelVariant cuda_core_variant() {
@@ -231,15 +292,17 @@ KernelVariant cuda_core_variant() {
   v.precision = Precision::fp64;
   v.description =
       "FP64 DFMA, B transposed first, 128x128 tiles of C per 256-thread block, 8x8 outputs per thread, cp.async "
-      "into 2 shared-memory stages of 16 k rows, fragments double-buffered in registers, k split in 2 where the "
-      "tiles of C are fewer than the SMs";
+      "into 3 shared-memory stages of 32 k rows (4 of 16 where a block gets less than 193 KiB) synchronised by "
+      "mbarriers (no block barrier in the k loop), "
+      "fragments double-buffered in registers, k split in 2 where the tiles of C are fewer than the SMs";
   v.round = [](KernelParams p) {
     for (const char* d : {"m", "n", "k"})
       p[d] = std::max(static_cast<double>(kTile), std::round(p.at(d) / kTile) * kTile);
     return p;
   };
   v.create = [](const KernelParams& params, const RunContext&) -> std::unique_ptr<KernelInstance> {
-    return std::make_unique<CudaCoreGemm>(params);
+    const auto pinned = params.find("launch_config");
+    return std::make_unique<CudaCoreGemm>(params, pinned == params.end() ? 0 : static_cast<int>(pinned->second));
   };
   v.adjust_model = gemm::without_c_read;
   v.sass = {{"dgemm_cuda_core", "DFMA", "DMMA"}, {"dgemm_cuda_core", "LDGSTS", ""}};

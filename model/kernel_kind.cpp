@@ -310,7 +310,9 @@ std::vector<KernelKind> builtin_kinds() {
     KernelKind k;
     k.name = "gemm";
     k.summary = "GEMM C += A B, m x n x k: W = 2mnk, Q = (mk+kn+2mn)D";
-    k.params = {count("m", "rows of A and C"), count("n", "columns of B and C"), count("k", "inner dimension")};
+    // launch_config: the DFMA GEMM's shared-memory pipeline pinned by the GPU tests (1: 32 x 3, 2: 16 x 4).
+    k.params = {count("m", "rows of A and C"), count("n", "columns of B and C"), count("k", "inner dimension"),
+                {"launch_config", ParamType::integer, false, std::nullopt, "pinned pipeline (tests)", 1, 2, {}, true}};
     k.model = [](const KernelParams& p, Precision pr) {
       return checked([&] { return gemm_model(get(p, "m"), get(p, "n"), get(p, "k"), pr); });
     };
