@@ -225,6 +225,14 @@ TEST_CASE("speedups pair CUDA-core and tensor-core results and hold them against
   CHECK(s[1].verdict == "within-bound");
   CHECK(s[2].measured == doctest::Approx(800.0 / 700.0));
   CHECK(s[2].verdict == "beats-bound");
+  // The reason names the side: both results within their own bounds here, so it is the CUDA-core
+  // result's shortfall; a tensor-core result above its own bound is named as that.
+  CHECK(rs[5].verdict == "within-bound");
+  CHECK(s[2].verdict_reason.find("CUDA-core variant reaches less of its own bound") != std::string::npos);
+  rs[5].verdict = "beats-bound";
+  const auto s3 = speedups(rs);
+  REQUIRE(s3.size() == 3);
+  CHECK(s3[2].verdict_reason.find("tensor-core result beats its own bound") != std::string::npos);
 
   // alpha > 1: the Eq. 22 bound itself is the top.
   std::vector<KernelResult> hi;
