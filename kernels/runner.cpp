@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/clock_sampling.hpp"
 #include "model/units.hpp"
 
 namespace ceiling::kernels {
@@ -94,7 +95,8 @@ Measurement measure(const KernelVariant& v, const KernelParams& params, const Ru
     m.timing = time_cold(launch, o.warmup, o.repeats, o.stream);
     for (int attempt = 1; attempt < 3 && m.timing.summary.cv > 0.01; ++attempt) {
       gpu::Timing again = time_cold(launch, o.warmup, o.repeats, o.stream);
-      if (again.summary.cv < m.timing.summary.cv) m.timing = std::move(again);
+      if (gpu::steadier_attempt(again.flagged, again.summary.cv, m.timing.flagged, m.timing.summary.cv))
+        m.timing = std::move(again);
     }
   } else {
     gpu::TimingOptions probe;

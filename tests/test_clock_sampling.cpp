@@ -20,3 +20,12 @@ TEST_CASE("clock samples: spread evenly, the last repeat always sampled") {
   CHECK(sampled_repeats(3, 7) == std::vector<int>{0, 1, 2});    // never more than the repeats
   CHECK(sampled_repeats(1, 3) == std::vector<int>{0});
 }
+
+TEST_CASE("time_kernel keeps an unflagged attempt, else the steadiest flagged one, not the last") {
+  using ceiling::gpu::steadier_attempt;
+  CHECK(steadier_attempt(false, 0.20, true, 0.01));   // unflagged beats flagged whatever the CVs
+  CHECK_FALSE(steadier_attempt(true, 0.01, false, 0.20));
+  CHECK(steadier_attempt(true, 0.10, true, 0.80));    // both noisy: the lower CV
+  CHECK_FALSE(steadier_attempt(true, 0.80, true, 0.10));
+  CHECK_FALSE(steadier_attempt(true, 0.30, true, 0.30));  // a tie keeps the earlier attempt
+}
