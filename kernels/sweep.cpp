@@ -117,6 +117,7 @@ validation::ValidationReport run_validation(const HardwareDescriptor& hw,
       const MeasureResult m = measure(req);
       KernelResult r = evaluate(hw, k, v->unit, params, m.time, sweep.l2_bytes, !req.context.in_l2);
       r.sm_clock_hz = m.sm_clock_hz;
+      note_run_clock(r, hw);
       r.flagged = m.flagged;
       r.flag_reason = m.flag_reason;
       r.verify_error = m.verify_error;

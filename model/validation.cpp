@@ -217,6 +217,16 @@ KernelResult evaluate(const HardwareDescriptor& hw, const KernelModel& k, Comput
   return r;
 }
 
+void note_run_clock(KernelResult& r, const HardwareDescriptor& hw) {
+  const std::optional<double> ceiling_clock = hw.sm_clock.value(SourcePreference::measured);
+  if (!ceiling_clock || !(*ceiling_clock > 0) || !(r.sm_clock_hz > 0)) return;
+  if (!(r.t_compute_s > 0) || r.t_compute_s < r.t_memory_s) return;  // memory-bound: the SM clock is not the roof
+  if (r.sm_clock_hz >= 0.97 * *ceiling_clock) return;
+  r.verdict_reason += "; SM clock " + num(r.sm_clock_hz / 1e9, "%.3f") + " GHz in this run, " +
+                      num(*ceiling_clock / 1e9, "%.3f") + " GHz in the calibration: " +
+                      pct(r.efficiency * *ceiling_clock / r.sm_clock_hz) + " at the calibration clock";
+}
+
 std::vector<SpeedupResult> speedups(const std::vector<KernelResult>& results) {
   // CUDA-core results by (kernel, precision, size), in file order: one look-up per tensor-core
   // result instead of a scan of every result (1,000,000 rows were quadratic, issue 17).

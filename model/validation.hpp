@@ -134,6 +134,13 @@ KernelResult evaluate(const HardwareDescriptor& hw, const KernelModel& k, Comput
                       const std::map<std::string, double>& size, const TimeStats& t,
                       double l2_bytes, bool l2_flushed);
 
+// A compute-bound result whose run clock (r.sm_clock_hz, measured right after its repeats) is below
+// the descriptor's measured SM clock (the clock its compute ceilings were timed at) by more than 3%:
+// appends to the verdict reason the two clocks and the efficiency at the descriptor's clock, so a
+// power or thermal clock drop is not read as the kernel's shortfall. The bound, the efficiency and
+// the verdict stay as they are (the ceiling is a short-run figure; issue 14's "clock under load").
+void note_run_clock(KernelResult& r, const HardwareDescriptor& hw);
+
 struct SpeedupResult {
   std::string kernel;
   std::string precision;

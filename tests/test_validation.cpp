@@ -414,3 +414,40 @@ TEST_CASE("results JSON: the FORMATS.md keys, round trip, strict reading") {
   CHECK(table.find("within-bound") != std::string::npos);
   CHECK(table.find("in-l2") != std::string::npos);
 }
+
+TEST_CASE("a compute-bound result run below the calibration clock says so, with its efficiency at that clock") {
+  HardwareDescriptor hw;
+  MeasuredValue clock;
+  clock.median = 1.98e9;
+  hw.sm_clock.measured = clock;
+  KernelResult r = synthetic_result("cuda_core", 1e6, 10e-6, "dram");
+  r.t_memory_s = 1e-6;
+  r.t_compute_s = 8e-6;  // compute-bound
+  r.efficiency = 0.775;
+  r.sm_clock_hz = 1.80e9;
+  note_run_clock(r, hw);
+  CHECK(r.verdict_reason.find("SM clock 1.800 GHz in this run, 1.980 GHz in the calibration") != std::string::npos);
+  CHECK(r.verdict_reason.find("85.2% at the calibration clock") != std::string::npos);  // 0.775 x 1.98 / 1.80
+  CHECK(r.efficiency == doctest::Approx(0.775));  // the bound and the efficiency stay
+  CHECK(r.verdict == "within-bound");
+
+  KernelResult same = synthetic_result("cuda_core", 1e6, 10e-6, "dram");
+  same.t_memory_s = 1e-6;
+  same.t_compute_s = 8e-6;
+  same.sm_clock_hz = 1.95e9;  // within 3% of the calibration clock
+  note_run_clock(same, hw);
+  CHECK(same.verdict_reason == "synthetic");
+
+  KernelResult memory = synthetic_result("cuda_core", 1e6, 10e-6, "dram");  // memory-bound: t_compute < t_memory
+  memory.sm_clock_hz = 1.5e9;
+  note_run_clock(memory, hw);
+  CHECK(memory.verdict_reason == "synthetic");
+
+  HardwareDescriptor spec_only;  // no measured clock: nothing to compare with
+  KernelResult r2 = synthetic_result("cuda_core", 1e6, 10e-6, "dram");
+  r2.t_memory_s = 1e-6;
+  r2.t_compute_s = 8e-6;
+  r2.sm_clock_hz = 1.5e9;
+  note_run_clock(r2, spec_only);
+  CHECK(r2.verdict_reason == "synthetic");
+}
