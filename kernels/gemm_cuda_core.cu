@@ -88,6 +88,7 @@ using gpu::cp_async16;
 using gpu::cp_async_mbar_arrive;
 using gpu::mbar_arrive;
 using gpu::mbar_init;
+using gpu::mbar_init_fence;
 using gpu::mbar_wait_parity;
 
 template <int BK, int S>
@@ -118,9 +119,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     mbar_init(&full[tid], kThreads);
     mbar_init(&empty[tid], kWarps);
   }
-#if __CUDA_ARCH__ >= 900
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-#endif
+  mbar_init_fence();
   __syncthreads();
 
   // The copy: row kr = tid / 16 (+ kCopyRows per pass), chunks at columns kc + 32 i.

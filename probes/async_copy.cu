@@ -53,6 +53,9 @@ using gpu::cp_async4;
 using gpu::cp_async_commit;
 using gpu::cp_async_wait;
 using gpu::smem_addr;
+using gpu::mbar_init;  // mbarriers: gpu/cp_async.cuh
+using gpu::mbar_init_fence;
+using gpu::mbar_wait_parity;
 
 // Sum of a tile's words in shared memory (every thread a share; the block's total in the caller).
 __device__ __forceinline__ ull sum_tile(const uint4* tile, int vecs) {
@@ -147,24 +150,8 @@ __global__ void cp_async_copy_kernel(const uint4* __restrict__ src, size_t ntile
 #endif
 
 #ifdef CEILING_ASYNC_SM90
-__device__ __forceinline__ void mbar_init(uint64_t* bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_init_fence() {
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-}
 __device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, unsigned bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(uint64_t* bar, unsigned parity) {
-  unsigned done = 0;
-  do {
-    asm volatile(
-        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(smem_addr(bar)), "r"(parity)
-        : "memory");
-  } while (!done);
 }
 __device__ __forceinline__ void bulk_copy(void* dst, const void* src, unsigned bytes, uint64_t* bar) {
   asm volatile(
@@ -206,7 +193,7 @@ __global__ void bulk_copy_kernel(const unsigned char* __restrict__ src, size_t n
   ull acc = 0;
   for (size_t k = 0; k < mine; ++k) {
     const int s = static_cast<int>(k % S);
-    mbar_wait(&full[s], static_cast<unsigned>((k / S) & 1));
+    mbar_wait_parity(&full[s], static_cast<unsigned>((k / S) & 1));
     acc += sum_tile(reinterpret_cast<const uint4*>(smem + static_cast<size_t>(s) * tile_bytes), tile_bytes / 16);
     __syncthreads();
     if (threadIdx.x == 0) issue(k + S);
@@ -244,7 +231,7 @@ __global__ void tensor_copy_kernel(const __grid_constant__ CUtensorMap map, size
   ull acc = 0;
   for (size_t k = 0; k < mine; ++k) {
     const int s = static_cast<int>(k % S);
-    mbar_wait(&full[s], static_cast<unsigned>((k / S) & 1));
+    mbar_wait_parity(&full[s], static_cast<unsigned>((k / S) & 1));
     acc += sum_tile(reinterpret_cast<const uint4*>(smem + static_cast<size_t>(s) * tile_bytes), tile_bytes / 16);
     __syncthreads();
     if (threadIdx.x == 0) issue(k + S);
