@@ -95,8 +95,10 @@ std::vector<KernelKind> builtin_kinds() {
     KernelKind k;
     k.name = "intensity";
     k.summary = "k FMAs per streamed value (rows of w values times r = k/w matrices): W = 2kn, Q = 2nD, I = k/D";
+    // launch_config: the CUDA-core kernel pinned by the GPU tests (1: staged, 2: immediates); not a model input.
     k.params = {count("n", "values streamed (a multiple of the row width w: 8, fp16 16)"),
-                integer("k", "FMAs per value: 1, 2, 4 (fp16 also 8) or a multiple of w (default 8)", 1, 65536, 8)};
+                integer("k", "FMAs per value: 1, 2, 4 (fp16 also 8) or a multiple of w (default 8)", 1, 65536, 8),
+                {"launch_config", ParamType::integer, false, std::nullopt, "pinned kernel (tests)", 1, 2, {}, true}};
     k.model = [](const KernelParams& p, Precision pr) {
       return checked([&] { return intensity_model(get(p, "n"), get(p, "k", 8), pr); });
     };

@@ -192,25 +192,35 @@ TEST_CASE("intensity variants: every k (one row per thread below 16, four above)
     // 4096 x 64 rows: every warp full. The second size is large enough to stream (not in L2).
     for (double rows64 : {37.0, 4096.0 * 16})
       for (int k = 1; k <= 256; k *= 2) {
-        const KernelParams p = {{"n", rows64 * 64 * w}, {"k", static_cast<double>(k)}};
-        auto inst = v.create(p, context_for(v, p));
-        const Verification r = verify_once(*inst, 777 + k);
-        INFO(v.name() << " " << kernel_size_text(v.kind, p) << ": " << r.message);
-        CHECK(r.ok);
-        CHECK(r.unwritten == 0);
-        // Back-to-back launches as timed: the FP64 split kernel's ticket counter must be back at 0
-        // after each launch, or the next one skips groups (left poisoned).
-        inst->poison_output();
-        for (int i = 0; i < 3; ++i) inst->launch(nullptr);
-        CUDA_CHECK(cudaDeviceSynchronize());
-        const Verification again = inst->verify();
-        INFO("after 3 back-to-back launches: " << again.message);
-        CHECK(again.ok);
-        CHECK(again.unwritten == 0);
-        ++checked;
+        // CUDA cores at k >= 32: the tuned choice (0) and each kernel it picks from, pinned
+        // (1 staged, 2 immediates).
+        std::vector<int> configs = {0};
+        if (v.unit == ComputeUnit::cuda_core && k >= 32) configs = {0, 1, 2};
+        for (int config : configs) {
+          KernelParams p = {{"n", rows64 * 64 * w}, {"k", static_cast<double>(k)}};
+          if (config != 0) p["launch_config"] = config;
+          auto inst = v.create(p, context_for(v, p));
+          const Verification r = verify_once(*inst, 777 + k);
+          INFO(v.name() << " " << kernel_size_text(v.kind, p) << " launch_config " << config << ": " << r.message);
+          CHECK(r.ok);
+          CHECK(r.unwritten == 0);
+          // Back-to-back launches as timed: the FP64 split kernel's ticket counter must be back at 0
+          // after each launch, or the next one skips groups (left poisoned).
+          inst->poison_output();
+          for (int i = 0; i < 3; ++i) inst->launch(nullptr);
+          CUDA_CHECK(cudaDeviceSynchronize());
+          const Verification again = inst->verify();
+          INFO("after 3 back-to-back launches: " << again.message);
+          CHECK(again.ok);
+          CHECK(again.unwritten == 0);
+          ++checked;
+        }
       }
+    // A configuration the instance cannot run is refused, not run as another one.
+    const KernelParams bad = {{"n", 64 * w * 64}, {"k", 16.0}, {"launch_config", v.unit == ComputeUnit::cuda_core ? 2.0 : 1.0}};
+    CHECK_THROWS_AS(v.create(bad, context_for(v, bad)), std::invalid_argument);
   }
-  CHECK(checked == 5 * 2 * 9);  // fp64, fp32, fp16 on CUDA cores; fp64, fp16 on tensor cores
+  CHECK(checked == 5 * 2 * 9 + 3 * 2 * 4 * 2);  // fp64, fp32, fp16 on CUDA cores; fp64, fp16 on tensor cores
 }
 
 TEST_CASE("GEMV: every launch shape the tuners pick from matches the CPU reference") {
