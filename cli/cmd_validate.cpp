@@ -246,7 +246,7 @@ Subcommand add_validate(CLI::App& root) {
   s.app->add_option("--sizes", opt->sizes,
                     "Working-set sizes (\"64MiB\") or element counts (SCALE n, GEMV square n, intensity n at k = 8), "
                     "comma-separated; default: L2/32 .. 8 x L2, 4 per octave, L2 = the descriptor's L2 capacity "
-                    "(intensity: k = 1, 2, 4 .. 256 at L2/4 and 4 x L2; --quick: k = 1, 4, 16, 32 .. 256)")
+                    "(intensity: k = 1, 2, 4 .. 1024 (fp16 .. 4096) at L2/4 and 4 x L2; --quick: k = 1, 4, 16, 32 .. 256)")
       ->delimiter(',');
   s.app->add_option("--matrix", opt->matrices,
                     "SpMV: Matrix Market files (coordinate real/integer/pattern, general/symmetric/skew-symmetric), "

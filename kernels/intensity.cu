@@ -38,8 +38,9 @@ namespace {
 constexpr int kCcThreads = 256;
 constexpr int kTcThreads = 256;  // 8 warps
 constexpr int kTcTiles = 4;      // 16-row tiles per warp step: 64 rows, two 32-row blocks
-constexpr int kMaxK = 256;
-constexpr int kConstantEntries = 2048;  // fp64/fp32: r * w * w at k = 256; fp16: half2 pairs
+constexpr int kMaxK = 4096;       // the immediate and tensor-core kernels; the staged ones stop at 256
+constexpr int kStagedMaxK = 256;  // staged kernels: r matrices in shared memory (static, <= 48 KiB)
+constexpr int kConstantEntries = 2048;  // the one-row kernels (k < 16, r = 1): w * w entries or half2 pairs
 constexpr const char* kLdg128 = "LDG\\.E[A-Z0-9.]*\\.128";
 
 template <class T> CEILING_HOST_DEVICE constexpr int row_width() { return sizeof(T) == 2 ? 16 : 8; }
@@ -680,14 +681,13 @@ __device__ __forceinline__ void mma_m16n8k16_fp16(unsigned (&d)[2], unsigned a0,
 // One warp step: 4 tiles of 16 rows (two 32-row blocks of 128 double2). Lane (g, t) loads the
 // double2 holding values 2t, 2t+1 of rows g and g+8 of each tile; A's k-slot t takes value 2t and
 // slot t+4 value 2t+1 (the B fragments are permuted to match), so D lands on the same positions.
+// Every M_j is the one M, so a lane's B fragment is read once (32 per matrix, from global memory).
 template <int R, bool Streaming>
 __global__ void __launch_bounds__(kTcThreads) intensity_tensor_core_fp64(const double2* __restrict__ x,
                                                                          double2* __restrict__ y, long long steps,
                                                                          const double2* __restrict__ frag) {
-  __shared__ double2 b_s[R * 32];
-  for (int i = threadIdx.x; i < R * 32; i += blockDim.x) b_s[i] = frag[i];
-  __syncthreads();
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const double2 b = frag[lane];
   const long long warps = static_cast<long long>(gridDim.x) * (blockDim.x >> 5);
   for (long long s = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; s < steps; s += warps) {
     long long at[kTcTiles];
@@ -701,9 +701,8 @@ __global__ void __launch_bounds__(kTcThreads) intensity_tensor_core_fp64(const d
     double d[kTcTiles][4];
 #pragma unroll
     for (int q = 0; q < kTcTiles; ++q) d[q][0] = d[q][1] = d[q][2] = d[q][3] = 0.0;
-#pragma unroll
+#pragma unroll(R <= 32 ? R : 8)
     for (int j = 0; j < R; ++j) {
-      const double2 b = b_s[j * 32 + lane];
 #pragma unroll
       for (int q = 0; q < kTcTiles; ++q) mma_m16n8k8_fp64(d[q], lo[q].x, hi[q].x, lo[q].y, hi[q].y, b.x, b.y);
     }
@@ -723,10 +722,8 @@ template <int R, bool Streaming>
 __global__ void __launch_bounds__(kTcThreads) intensity_tensor_core_fp16(const uint2* __restrict__ x,
                                                                          uint2* __restrict__ y, long long steps,
                                                                          const uint4* __restrict__ frag) {
-  __shared__ uint4 b_s[R * 32];
-  for (int i = threadIdx.x; i < R * 32; i += blockDim.x) b_s[i] = frag[i];
-  __syncthreads();
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const uint4 b = frag[lane];  // the one M's fragment (as the fp64 kernel)
   const long long warps = static_cast<long long>(gridDim.x) * (blockDim.x >> 5);
   for (long long s = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; s < steps; s += warps) {
     long long at[kTcTiles];
@@ -741,9 +738,8 @@ __global__ void __launch_bounds__(kTcThreads) intensity_tensor_core_fp16(const u
     unsigned d[kTcTiles][2][2];
 #pragma unroll
     for (int q = 0; q < kTcTiles; ++q) d[q][0][0] = d[q][0][1] = d[q][1][0] = d[q][1][1] = 0u;
-#pragma unroll
+#pragma unroll(R <= 32 ? R : 8)
     for (int j = 0; j < R; ++j) {
-      const uint4 b = b_s[j * 32 + lane];
 #pragma unroll
       for (int q = 0; q < kTcTiles; ++q) {
         mma_m16n8k16_fp16(d[q][0], lo[q].x, hi[q].x, lo[q].y, hi[q].y, b.x, b.y);
@@ -772,6 +768,10 @@ void with_k(int k, F&& f) {
     case 64: f(std::integral_constant<int, 64>{}); break;
     case 128: f(std::integral_constant<int, 128>{}); break;
     case 256: f(std::integral_constant<int, 256>{}); break;
+    case 512: f(std::integral_constant<int, 512>{}); break;
+    case 1024: f(std::integral_constant<int, 1024>{}); break;
+    case 2048: f(std::integral_constant<int, 2048>{}); break;
+    case 4096: f(std::integral_constant<int, 4096>{}); break;
     default: throw std::invalid_argument("intensity: no kernel for k = " + std::to_string(k));
   }
 }
@@ -783,7 +783,11 @@ void with_r(int r, F&& f) {
     case 4: f(std::integral_constant<int, 4>{}); break;
     case 8: f(std::integral_constant<int, 8>{}); break;
     case 16: f(std::integral_constant<int, 16>{}); break;
-    case 32: if constexpr (MaxR >= 32) { f(std::integral_constant<int, 32>{}); break; } [[fallthrough]];
+    case 32: f(std::integral_constant<int, 32>{}); break;
+    case 64: f(std::integral_constant<int, 64>{}); break;
+    case 128: f(std::integral_constant<int, 128>{}); break;
+    case 256: f(std::integral_constant<int, 256>{}); break;
+    case 512: if constexpr (MaxR >= 512) { f(std::integral_constant<int, 512>{}); break; } [[fallthrough]];
     default: throw std::invalid_argument("intensity: no tensor-core kernel for r = " + std::to_string(r));
   }
 }
@@ -803,20 +807,23 @@ class IntensityInstance final : public KernelInstance {
 
  public:
   // launch_config (hidden parameter; the GPU test checks each): 0 tunes on first use, 1 the
-  // staged kernels (constant or shared-memory matrices), 2 the immediate kernel (CUDA cores, k >= 32).
+  // staged kernels (constant or shared-memory matrices, k <= 256), 2 the immediate kernel (CUDA
+  // cores, k >= 32; the only one above k = 256).
   IntensityInstance(long long n, long long k, ComputeUnit unit, const RunContext& ctx, int launch_config)
       : n_(n), k_(static_cast<int>(k)), unit_(unit), x_(n), y_(n), cc_config_(launch_config) {
     if (!supported_k(k)) throw std::invalid_argument("intensity kernels run k = 1, 2, 4, ..., 256, got " + std::to_string(k));
     if (launch_config != 0 && (unit != ComputeUnit::cuda_core || launch_config < 0 || launch_config > 2 ||
-                               (launch_config == 2 && k < kImmMinK)))
+                               (launch_config == 2 && k < kImmMinK) || (launch_config == 1 && k > kStagedMaxK)))
       throw std::invalid_argument("intensity: no launch configuration " + std::to_string(launch_config) +
-                                  " here (CUDA cores: 1 staged, 2 immediates at k >= " + std::to_string(kImmMinK) + ")");
+                                  " here (CUDA cores: 1 staged at k <= " + std::to_string(kStagedMaxK) +
+                                  ", 2 immediates at k >= " + std::to_string(kImmMinK) + ")");
     if (n % (64LL * W) != 0)
       throw std::invalid_argument("intensity kernels need n % " + std::to_string(64 * W) + " == 0 (64 rows of " +
                                   std::to_string(W) + "), got " + std::to_string(n));
     if (unit_ == ComputeUnit::tensor_core && sizeof(T) == 4) throw std::invalid_argument("no fp32 tensor-core intensity kernel");
     streaming_ = !ctx.in_l2;
-    if (unit_ == ComputeUnit::tensor_core) frag_ = gpu::DeviceBuffer<Frag>(static_cast<size_t>(r()) * 32);
+    if (unit_ == ComputeUnit::cuda_core && k_ > kStagedMaxK && cc_config_ == 0) cc_config_ = 2;  // nothing to tune
+    if (unit_ == ComputeUnit::tensor_core) frag_ = gpu::DeviceBuffer<Frag>(32);  // the one M's fragments
   }
   long long output_elements() const override { return n_; }
   void randomize(std::uint64_t seed) override {
@@ -829,8 +836,8 @@ class IntensityInstance final : public KernelInstance {
     CUDA_CHECK_LAUNCH();
     generation_ = g_next_generation++;
     if (unit_ == ComputeUnit::tensor_core) upload_fragments();
-    else if (wide()) upload_wide_matrices();
-    else upload_constants();
+    else if (wide() && k_ <= kStagedMaxK) upload_wide_matrices();
+    else if (!wide()) upload_constants();  // above k = 256 only the immediate kernel runs: nothing to upload
     CUDA_CHECK(cudaDeviceSynchronize());
     // Staged or immediate kernel: each timed once (median of 5, in the L2 state validate times it
     // in), the faster kept, as GEMV tunes its shapes.
@@ -872,7 +879,7 @@ class IntensityInstance final : public KernelInstance {
       auto* y = reinterpret_cast<uint4*>(y_.data());
       with_k(k_, [&](auto kc) {
         constexpr int K = decltype(kc)::value;
-        if constexpr (K >= kWideMinK) {
+        if constexpr (K >= kWideMinK && K <= kStagedMaxK) {
           constexpr bool split = sizeof(T) == 8 && K >= kSplitMinK;
           auto* kernel = [&] {
             if constexpr (split)
@@ -892,6 +899,8 @@ class IntensityInstance final : public KernelInstance {
             wide_grid_ = static_cast<int>(std::max<long long>(1, std::min<long long>(need, std::max(1, per_sm) * 1LL * current_sm_count())));
           }
           kernel<<<wide_grid_, kWideThreads, 0, s>>>(x, y, row_blocks, wide_.data());
+        } else {
+          throw std::logic_error("intensity: no staged kernel for k = " + std::to_string(K));
         }
       });
     } else {
@@ -900,7 +909,9 @@ class IntensityInstance final : public KernelInstance {
       const auto grid = static_cast<unsigned>((rows + kCcThreads - 1) / kCcThreads);
       with_k(k_, [&](auto kc) {
         constexpr int K = decltype(kc)::value;
-        if constexpr (sizeof(T) == 8) {
+        if constexpr (K >= kWideMinK) {
+          throw std::logic_error("intensity: the one-row kernels run k < " + std::to_string(kWideMinK));
+        } else if constexpr (sizeof(T) == 8) {
           auto* x = reinterpret_cast<const double2*>(x_.data());
           auto* y = reinterpret_cast<double2*>(y_.data());
           if (streaming_) intensity_cuda_core_fp64<K, true><<<grid, kCcThreads, 0, s>>>(x, y, rows);
@@ -1036,9 +1047,10 @@ class IntensityInstance final : public KernelInstance {
   }
   // Lane (g, t) of matrix j: fp64 {M_j[2t][g], M_j[2t+1][g]}; fp16, n-half h with column
   // s_h = 4(g/2) + 2h + g%2: {(M_j[4t][s_0], M_j[4t+1][s_0]), (M_j[4t+2][s_0], M_j[4t+3][s_0]), same for s_1}.
+  // M_j = M for every j: the kernels read matrix 0's fragments only.
   void upload_fragments() {
-    std::vector<Frag> f(static_cast<size_t>(r()) * 32);
-    for (int j = 0; j < r(); ++j)
+    std::vector<Frag> f(32);
+    for (int j = 0; j < 1; ++j)
       for (int lane = 0; lane < 32; ++lane) {
         const int g = lane >> 2, t = lane & 3;
         Frag& e = f[static_cast<size_t>(j * 32 + lane)];
@@ -1091,21 +1103,21 @@ KernelVariant intensity_variant(ComputeUnit unit) {
   if (tc)
     v.description = sizeof(T) == 8
                         ? "y = x (M_1 + .. + M_r) per 8-value row, FP64 mma.m16n8k8, 4 tiles of 16 rows per warp step, "
-                          "B fragments in shared memory, persistent grid"
+                          "M's B fragment read once per lane (M_j = M), persistent grid"
                         : "y = x (M_1 + .. + M_r) per 16-value row, FP16 mma.m16n8k16 with FP16 accumulate, 4 tiles of "
-                          "16 rows per warp step, B fragments in shared memory, persistent grid";
+                          "16 rows per warp step, M's B fragment read once per lane (M_j = M), persistent grid";
   else
     v.description = "y = x (M_1 + .. + M_r), " +
                     (sizeof(T) == 2 ? std::string("HFMA2 with FP16 accumulate") : std::string(sizeof(T) == 8 ? "DFMA" : "FFMA")) +
                     ", 16-byte loads/stores; k < 16: one " + std::to_string(W) +
-                    "-value row per thread, matrices in __constant__; k >= 16: " + std::to_string(wide_rows<T>()) +
-                    " rows per thread, matrices staged in shared memory (one 16-byte broadcast read per " +
+                    "-value row per thread, matrices in __constant__; k = 16 .. " + std::to_string(kStagedMaxK) + ": " +
+                    std::to_string(wide_rows<T>()) + " rows per thread, matrices staged in shared memory (one 16-byte broadcast read per " +
                     std::to_string(wide_rows<T>()) + " rows' FMAs), persistent grid, next rows loaded during the FMAs; k >= " +
                     std::to_string(kImmMinK) + ": or " + std::to_string(imm_rows<T>()) +
                     " rows per thread with the matrix's entries as instruction immediates" +
                     (sizeof(T) == 2 ? std::string(" (inputs broadcast to both halves, HFMA2 on both FP16 pipes)") : std::string()) +
-                    ", the faster of the two timed once per size" +
-                    (sizeof(T) == 8 ? "; k >= " + std::to_string(kSplitMinK) + ": " + std::to_string(2 * kSplitBlocks) +
+                    ", the faster of the two timed once per size (above k = " + std::to_string(kStagedMaxK) + " the immediates only)" +
+                    (sizeof(T) == 8 ? "; staged at k >= " + std::to_string(kSplitMinK) + ": " + std::to_string(2 * kSplitBlocks) +
                                           " rows x 4 of the 8 columns per thread (the half-warps split the columns), two "
                                           "16-byte broadcast reads per " + std::to_string(8 * kSplitBlocks) +
                                           " DFMA, groups of " + std::to_string(kSplitBlocks) +

@@ -108,16 +108,19 @@ std::vector<KernelKind> builtin_kinds() {
       return KernelParams{{"n", std::max(w, std::floor(bytes / (2.0 * bytes_per_value(pr) * w)) * w)}, {"k", 8}};
     };
     k.params_for_count = [](double c) { return KernelParams{{"n", c}, {"k", 8}}; };
-    // k over powers of two from 1 to 256 (I = k/D: fp64 1/8 .. 32, past 4x the CUDA-core ridge of
-    // an H100/H200 in DRAM, ~7 flop/byte; fp32 and fp16 likewise) at one working set inside the L2
-    // (L2/4, under the split at L2/2) and one outside (4 x L2). --quick drops k = 2 and 8 only:
-    // the overlap fit needs >= 3 points per level with I in [B/4, 4B] (k = 16 .. 128 on an H200).
+    // k over powers of two from 1 to 1024, fp16 to 4096 (I = k/D: fp64 1/8 .. 128), so that every unit
+    // crosses its DRAM ridge by at least 4x on an H100 (3.35 TB/s) or H200 (4.8 TB/s): CUDA cores
+    // (fp64 ~10, fp32 ~20, fp16 ~39 flop/byte on the H100) and tensor cores (fp64 ~20, fp16 mma ~290:
+    // 4x at k ~ 2300), at one working set inside the L2 (L2/4, under the split at L2/2) and one outside
+    // (4 x L2). --quick keeps k = 1, 4, 16, 32 .. 256: the overlap fit needs >= 3 points per level with
+    // I in [B/4, 4B] (k = 16 .. 128 on an H200).
     k.sweep_points = [](double l2_bytes, Precision pr, bool quick) {
       std::vector<KernelParams> out;
       const double w = intensity_row_width(pr);
+      const int e_max = quick ? 8 : intensity_row_width(pr) == 16 ? 12 : 10;
       for (double bytes : {l2_bytes / 4, 4 * l2_bytes}) {
         const double n = std::max(w, std::floor(bytes / (2.0 * bytes_per_value(pr) * w)) * w);
-        for (int e = 0; e <= 8; ++e) {
+        for (int e = 0; e <= e_max; ++e) {
           if (quick && (e == 1 || e == 3)) continue;
           out.push_back({{"n", n}, {"k", std::exp2(e)}});
         }

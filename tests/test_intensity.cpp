@@ -245,7 +245,7 @@ TEST_CASE("intensity: parameter errors name the parameter, in the library and in
   fs::remove_all(dir);
 }
 
-TEST_CASE("intensity: the sweep points cross the CUDA-core ridge in and out of the L2") {
+TEST_CASE("intensity: the sweep points cross the CUDA-core and tensor-core ridges in and out of the L2") {
   const KernelKind& kind = kernel_kind("intensity");
   REQUIRE(kind.sweep_points);
   const HardwareDescriptor hw = synthetic_descriptor();
@@ -253,7 +253,9 @@ TEST_CASE("intensity: the sweep points cross the CUDA-core ridge in and out of t
     CAPTURE(to_string(p));
     const auto full = kind.sweep_points(kL2, p, false);
     const auto quick = kind.sweep_points(kL2, p, true);
-    CHECK(full.size() == 18);  // k = 1, 2, .., 256 at two working sets
+    const double k_max = p == Precision::fp16 ? 4096 : 1024;
+    const size_t per_level = p == Precision::fp16 ? 13 : 11;  // k = 1, 2, .., k_max
+    CHECK(full.size() == 2 * per_level);
     CHECK(quick.size() == 14);  // k = 1, 4, 16, 32, 64, 128, 256
     std::set<double> ks, in_l2, out_l2;
     for (const auto& pt : full) {
@@ -262,21 +264,26 @@ TEST_CASE("intensity: the sweep points cross the CUDA-core ridge in and out of t
       (fits_in_l2(m.working_set_bytes, kL2) ? in_l2 : out_l2).insert(m.working_set_bytes);
       CHECK(std::fmod(pt.at("n"), intensity_row_width(p)) == 0);
     }
-    CHECK(ks.size() == 9);
+    CHECK(ks.size() == per_level);
     CHECK(*ks.begin() == 1);
-    CHECK(*ks.rbegin() == 256);
+    CHECK(*ks.rbegin() == k_max);
     REQUIRE(in_l2.size() == 1);
     REQUIRE(out_l2.size() == 1);
     CHECK(*in_l2.begin() == doctest::Approx(kL2 / 4).epsilon(0.01));
     CHECK(*out_l2.begin() == doctest::Approx(4 * kL2).epsilon(0.01));
-    // From far below to at least 4x the CUDA-core ridge of the level the working set sits in.
-    for (const char* level : {"l2", "dram"}) {
-      const double bw = level == std::string("l2") ? 11.5e12 : 4.8e12;
-      const double B = machine_balance(*hw.peak(ComputeUnit::cuda_core, p), bw);
+    // From far below to at least 4x the ridge of each unit that runs it, for the level the working
+    // set sits in, at H200-like (4.8 TB/s) and H100-like (3.35 TB/s) DRAM bandwidth.
+    for (const double bw : {11.5e12, 4.8e12, 3.35e12}) {
       const double D = bytes_per_value(p);
-      CAPTURE(level);
-      CHECK(1.0 / D < B / 4);
-      CHECK(256.0 / D >= 4 * B);
+      CAPTURE(bw);
+      for (ComputeUnit u : {ComputeUnit::cuda_core, ComputeUnit::tensor_core}) {
+        const auto peak = hw.peak(u, p);
+        if (!peak) continue;  // no fp32 tensor-core variant
+        const double B = machine_balance(*peak, bw);
+        CAPTURE(to_string(u));
+        CHECK(1.0 / D < B / 4);
+        CHECK(k_max / D >= 4 * B);
+      }
     }
     for (const auto& pt : quick) CHECK(std::set<double>{1, 4, 16, 32, 64, 128, 256}.count(pt.at("k")) == 1);
   }
@@ -290,8 +297,8 @@ TEST_CASE("intensity: validate sweeps k, pairs CC with TC (none for fp32) and fi
   sweep.l2_bytes = kernels::sweep_l2_bytes(hw);
   created.clear();
   const validation::ValidationReport rep = kernels::run_validation(hw, variants, sweep, fake_measurer(hw));
-  // 18 points per variant: fp64 x2, fp32, fp16 x2.
-  REQUIRE(rep.results.size() == 5 * 18);
+  // Per variant 2 working sets x 11 k (1 .. 1024), fp16 x 13 (1 .. 4096): fp64 x2, fp32, fp16 x2.
+  REQUIRE(rep.results.size() == 2 * 22 + 22 + 2 * 26);
   std::set<std::string> seen;
   for (const auto& r : rep.results) {
     CAPTURE(r.precision + " " + r.variant);
@@ -303,7 +310,7 @@ TEST_CASE("intensity: validate sweeps k, pairs CC with TC (none for fp32) and fi
   }
   CHECK(seen.size() == 6);  // three precisions, each in and out of the L2
   // Speedups pair every (precision, n, k) of fp64 and fp16; fp32 has no tensor-core partner.
-  CHECK(rep.speedups.size() == 2 * 18);
+  CHECK(rep.speedups.size() == 22 + 26);
   for (const auto& s : rep.speedups) {
     CHECK(s.precision != "fp32");
     CHECK(s.kernel == "intensity");

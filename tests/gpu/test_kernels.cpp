@@ -183,19 +183,20 @@ TEST_CASE("stencil variants: every built-in shape, 1 to 4 fused steps, odd 2-D a
   clear_registered_stencil_shapes();
 }
 
-TEST_CASE("intensity variants: every k (one row per thread below 16, four above), row counts that leave a warp partly idle") {
+TEST_CASE("intensity variants: every k of the sweep (one row per thread below 16, several above), row counts that leave a warp partly idle") {
   int checked = 0;
   for (const auto& v : registry()) {
     if (v.kind != "intensity") continue;
     const double w = v.precision == Precision::fp16 ? 16 : 8;  // values per row
     // 37 x 64 rows: 74 blocks of 32 rows, 4 per warp on the wide path, so the last warp has 2;
     // 4096 x 64 rows: every warp full. The second size is large enough to stream (not in L2).
+    const int k_max = v.precision == Precision::fp16 ? 4096 : 1024;  // the sweep's (kernel_kind.cpp)
     for (double rows64 : {37.0, 4096.0 * 16})
-      for (int k = 1; k <= 256; k *= 2) {
+      for (int k = 1; k <= k_max; k *= 2) {
         // CUDA cores at k >= 32: the tuned choice (0) and each kernel it picks from, pinned
-        // (1 staged, 2 immediates).
+        // (1 staged up to k = 256, 2 immediates).
         std::vector<int> configs = {0};
-        if (v.unit == ComputeUnit::cuda_core && k >= 32) configs = {0, 1, 2};
+        if (v.unit == ComputeUnit::cuda_core && k >= 32) configs = k <= 256 ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 2};
         for (int config : configs) {
           KernelParams p = {{"n", rows64 * 64 * w}, {"k", static_cast<double>(k)}};
           if (config != 0) p["launch_config"] = config;
@@ -219,8 +220,14 @@ TEST_CASE("intensity variants: every k (one row per thread below 16, four above)
     // A configuration the instance cannot run is refused, not run as another one.
     const KernelParams bad = {{"n", 64 * w * 64}, {"k", 16.0}, {"launch_config", v.unit == ComputeUnit::cuda_core ? 2.0 : 1.0}};
     CHECK_THROWS_AS(v.create(bad, context_for(v, bad)), std::invalid_argument);
+    if (v.unit == ComputeUnit::cuda_core) {  // no staged kernel above k = 256
+      const KernelParams big = {{"n", 64 * w * 64}, {"k", 512.0}, {"launch_config", 1.0}};
+      CHECK_THROWS_AS(v.create(big, context_for(v, big)), std::invalid_argument);
+    }
   }
-  CHECK(checked == 5 * 2 * 9 + 3 * 2 * 4 * 2);  // fp64, fp32, fp16 on CUDA cores; fp64, fp16 on tensor cores
+  // Per size: fp64 and fp32 CUDA cores 11 k + 4 x 2 pinned (k = 32 .. 256) + 2 x 1 (512, 1024); fp16
+  // CUDA cores 13 k + 8 + 4; fp64 tensor cores 11, fp16 13.
+  CHECK(checked == 2 * ((11 + 8 + 2) * 2 + (13 + 8 + 4) + 11 + 13));
 }
 
 TEST_CASE("GEMV: every launch shape the tuners pick from matches the CPU reference") {
