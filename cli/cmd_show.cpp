@@ -395,6 +395,23 @@ void print_human(const View& v, std::ostream& out) {
     }
     t.print(out, "  ");
   }
+  // The warp-level mma.sync rate: the tensor-core ceiling of kernels too narrow for wgmma.
+  if (std::any_of(d.tensor_core_mma_sync.begin(), d.tensor_core_mma_sync.end(), [](const auto& kv) { return kv.second.present(); })) {
+    out << "\nTensor cores through mma.sync (the ceiling of kernels whose matrices are narrower than wgmma's 64 rows "
+           "x 64..256 columns: intensity)\n";
+    Table t;
+    t.add({"precision", "mma.sync", "of the tensor-core peak", "source"});
+    for (Precision p : kPrecisions) {
+      const auto ms = d.tensor_core_mma_sync.find(p);
+      if (ms == d.tensor_core_mma_sync.end() || !ms->second.present()) continue;
+      const auto text = [p](double x) { return rate_text(x, p); };
+      const Shown sm = show_field(ms->second, v.pref, text);
+      const auto pt = d.peak(ComputeUnit::tensor_core, p, v.pref);
+      const auto mv = ms->second.value(v.pref);
+      t.add({std::string(to_string(p)), sm.value, pt && mv ? fmt::format("{:.1f}%", 100 * *mv / *pt) : "-", sm.source});
+    }
+    t.print(out, "  ");
+  }
 
   if (!d.tensor_instructions.empty()) {
     out << "\nTensor instructions (latency of one warp / warp group at ILP 1; throughput of the whole device)\n";
@@ -593,7 +610,8 @@ json to_json(const View& v) {
     comp[std::string(to_string(unit))] = uj;
   }
   for (const auto& [key, m] : {std::pair<const char*, const std::map<Precision, Field>*>{"cuda_core_outer_product", &d.outer_product},
-                               {"cuda_core_power", &d.cuda_core_power}}) {
+                               {"cuda_core_power", &d.cuda_core_power},
+                               {"tensor_core_mma_sync", &d.tensor_core_mma_sync}}) {
     json uj = json::object();
     for (const auto& [p, f] : *m)
       if (f.present()) uj[std::string(to_string(p))] = field_json(f, v.pref, d);

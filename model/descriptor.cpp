@@ -65,7 +65,7 @@ bool valid_entry_name(std::string_view s) {
 
 // A parsed dotted path; `level_field` / `compute` say which member it names.
 struct ParsedPath {
-  enum class Kind { sm_clock, memory_clock, level_member, pattern, extra, first_byte, ramp_bandwidth, compute, outer_product, cuda_core_power, fixed_cost } kind;
+  enum class Kind { sm_clock, memory_clock, level_member, pattern, extra, first_byte, ramp_bandwidth, compute, outer_product, cuda_core_power, mma_sync, fixed_cost } kind;
   MemoryLevelKind level = MemoryLevelKind::dram;
   std::string member;  // capacity | bandwidth | bandwidth_per_sm | latency, or the pattern/extra name
   ComputeUnit unit = ComputeUnit::cuda_core;
@@ -114,13 +114,15 @@ ParsedPath parse_path(std::string_view path) {
   }
   if (p[0] == "compute") {
     if (p.size() != 3) bad_path(path, "expected compute.<unit>.<precision>");
-    if (p[1] == "cuda_core_outer_product" || p[1] == "cuda_core_power") {
+    if (p[1] == "cuda_core_outer_product" || p[1] == "cuda_core_power" || p[1] == "tensor_core_mma_sync") {
       try {
         out.precision = parse_precision(p[2]);
       } catch (const std::invalid_argument& e) {
         bad_path(path, e.what());
       }
-      out.kind = p[1] == "cuda_core_power" ? ParsedPath::Kind::cuda_core_power : ParsedPath::Kind::outer_product;
+      out.kind = p[1] == "cuda_core_power"        ? ParsedPath::Kind::cuda_core_power
+                 : p[1] == "tensor_core_mma_sync" ? ParsedPath::Kind::mma_sync
+                                                  : ParsedPath::Kind::outer_product;
       return out;
     }
     try {
@@ -305,6 +307,10 @@ Field& HardwareDescriptor::field(std::string_view path) {
       auto [it, _] = cuda_core_power.try_emplace(p.precision, Field{Dimension::watts});
       return it->second;
     }
+    case ParsedPath::Kind::mma_sync: {
+      auto [it, _] = tensor_core_mma_sync.try_emplace(p.precision, Field{Dimension::flop_per_second});
+      return it->second;
+    }
   }
   bad_path(path, "unreachable");
 }
@@ -318,8 +324,11 @@ const Field* HardwareDescriptor::find_field(std::string_view path) const {
       return p.member == "launch_single" ? &fixed_costs.launch_single : &fixed_costs.launch_back_to_back;
     default: break;
   }
-  if (p.kind == ParsedPath::Kind::outer_product || p.kind == ParsedPath::Kind::cuda_core_power) {
-    const auto& m = p.kind == ParsedPath::Kind::outer_product ? outer_product : cuda_core_power;
+  if (p.kind == ParsedPath::Kind::outer_product || p.kind == ParsedPath::Kind::cuda_core_power ||
+      p.kind == ParsedPath::Kind::mma_sync) {
+    const auto& m = p.kind == ParsedPath::Kind::outer_product ? outer_product
+                    : p.kind == ParsedPath::Kind::mma_sync    ? tensor_core_mma_sync
+                                                              : cuda_core_power;
     auto f = m.find(p.precision);
     return f == m.end() ? nullptr : &f->second;
   }
@@ -558,7 +567,8 @@ bool operator==(const HardwareDescriptor& a, const HardwareDescriptor& b) {
          a.fixed_costs.launch_single == b.fixed_costs.launch_single &&
          a.fixed_costs.launch_back_to_back == b.fixed_costs.launch_back_to_back &&
          same_compute(a.compute, b.compute) && same_by_precision(a.outer_product, b.outer_product) &&
-         same_by_precision(a.cuda_core_power, b.cuda_core_power) && a.tensor_instructions == b.tensor_instructions && a.dpx == b.dpx &&
+         same_by_precision(a.cuda_core_power, b.cuda_core_power) &&
+         same_by_precision(a.tensor_core_mma_sync, b.tensor_core_mma_sync) && a.tensor_instructions == b.tensor_instructions && a.dpx == b.dpx &&
          a.async_copy == b.async_copy && a.dsm == b.dsm &&
          a.references == b.references && a.notes == b.notes;
 }

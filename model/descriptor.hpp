@@ -306,6 +306,11 @@ struct HardwareDescriptor {
   // its operands fresh from the register file), per precision; compute.cuda_core_outer_product.<p>.
   // The pipe peak above needs operands the reuse cache holds; a GEMM cannot give it that (issue 14).
   std::map<Precision, Field> outer_product;  // Dimension::flop_per_second
+  // Tensor cores through the warp-level mma.sync (m16n8k*: 8 or 16 columns per instruction), the best
+  // dense rate per precision; compute.tensor_core_mma_sync.<p>. compute.tensor_core.<p> is the best
+  // instruction of all (on sm_90 wgmma, which needs 64 rows x up to 256 columns); a kernel whose
+  // matrices are too narrow for those (the intensity kind's 8/16-value rows) is held to this rate.
+  std::map<Precision, Field> tensor_core_mma_sync;  // Dimension::flop_per_second
   // Board power while the CUDA-core peak runs (calibrate --power); compute.cuda_core_power.<p>.
   std::map<Precision, Field> cuda_core_power;  // Dimension::watts
   std::vector<TensorInstruction> tensor_instructions;

@@ -275,6 +275,7 @@ KernelModel intensity_model(double n, double k, Precision p) {
   m.write_bytes = n * D;
   m.working_set_bytes = 2 * n * D;
   m.tensor_core_fraction = intensity_tensor_core_fraction(k, p);
+  m.mma_sync_ceiling = true;  // w x w matrices: mma.sync m16n8k*, not wgmma's 64 x 64..256 tiles
   return m;
 }
 
@@ -655,14 +656,24 @@ Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const Pre
                      "peak (compute.cuda_core." + precision_name(cc_p) + ") does not");
     }
   }
-  const std::string tc_path = "compute.tensor_core." + precision_name(k.precision);
+  std::string tc_path = "compute.tensor_core." + precision_name(k.precision);
+  const Field* tc_field = find_compute(hw, ComputeUnit::tensor_core, k.precision);
+  if (k.mma_sync_ceiling && !opt.peak_tensor_core_override) {
+    const auto ms = hw.tensor_core_mma_sync.find(k.precision);
+    if (ms != hw.tensor_core_mma_sync.end() && ms->second.value(pref)) {
+      tc_path = "compute.tensor_core_mma_sync." + precision_name(k.precision);
+      tc_field = &ms->second;
+      prov.push_back("tensor-core ceiling = the mma.sync rate: a " + k.kind +
+                     " kernel's matrices are narrower than a wgmma tile (64 rows x 64..256 columns), which "
+                     "compute.tensor_core." + precision_name(k.precision) + " may need");
+    }
+  }
   const Taken cc = opt.peak_cuda_core_override
                        ? take_override(*opt.peak_cuda_core_override, cc_path, Dimension::flop_per_second, prov)
                        : take(cc_field, cc_path, Dimension::flop_per_second, pref, hw, prov);
   const Taken tc = opt.peak_tensor_core_override
                        ? take_override(*opt.peak_tensor_core_override, tc_path, Dimension::flop_per_second, prov)
-                       : take(find_compute(hw, ComputeUnit::tensor_core, k.precision), tc_path,
-                              Dimension::flop_per_second, pref, hw, prov);
+                       : take(tc_field, tc_path, Dimension::flop_per_second, pref, hw, prov);
   if (k.tensor_core_fraction != 1.0)
     prov.push_back("tensor-core fraction = " + num(k.tensor_core_fraction) + ": the kernel's tensor-core formulation (" +
                    k.kind + ")");

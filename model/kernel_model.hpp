@@ -29,6 +29,11 @@ struct KernelModel {
   // takes two operands fresh from the register file, so its ceiling is the descriptor's
   // compute.cuda_core_outer_product.<p> where measured (else the pipe peak).
   bool outer_product = false;
+  // The tensor-core formulation's matrices are narrower than wgmma's (64 rows x 64..256 columns):
+  // the intensity kind multiplies 8- or 16-value rows by a w x w matrix, so no instruction wider than
+  // mma.sync's m16n8k* fits. Its ceiling is compute.tensor_core_mma_sync.<p> where measured (else
+  // compute.tensor_core.<p>, the best instruction of all).
+  bool mma_sync_ceiling = false;
   int temporal_steps = 1;                    // stencils
   double intensity_one_step = 0;             // stencils: I for t = 1
   double intensity() const { return work_flop / traffic_bytes; }

@@ -507,12 +507,16 @@ ProbeOutput run_mma(const ProbeContext& ctx) {
   }
   // Tensor-core ceilings: on sm_90 wgmma is the faster path for everything but FP64 and INT4, so
   // the wgmma probe fills those precisions there.
+  // compute.tensor_core_mma_sync.<p> keeps every precision's best dense mma.sync: the ceiling of a
+  // kernel whose matrices are too narrow for wgmma (64 rows x 64..256 columns), e.g. the intensity
+  // kind's 16-value fp16 rows (wgmma m64n16k16 measured below mma.sync m16n8k16 on the H200).
   for (auto& [p, v] : best_per_precision) {
-    if (cc >= 90 && p != Precision::fp64) continue;
     for (const auto& ti : out.instructions)
       if (instruction_key(ti) == v.second) {
         MeasuredValue m = *ti.throughput.measured;
         m.note = "best mma.sync: " + v.second + "; " + m.note;
+        out.fields.push_back({std::string("compute.tensor_core_mma_sync.") + precision_name(p), Dimension::flop_per_second, m});
+        if (cc >= 90 && p != Precision::fp64) continue;
         out.fields.push_back({std::string("compute.tensor_core.") + precision_name(p), Dimension::flop_per_second, m});
       }
   }
@@ -552,7 +556,7 @@ const Registrar reg{ProbeInfo{
                       "sparse 2:4: f16 f16|f32 and bf16 m16n8k16/k32, tf32 m16n8k8/k16, s8 m16n8k32/k64, e4m3 m16n8k64"}},
      {"ilp", {"1", "2", "4", "8"}},
      {"warps_per_sm", {"1", "2", "4", "8", "16", "32"}}},
-    {"compute.tensor_core.fp64", "tensor_instructions"},
+    {"compute.tensor_core.fp64", "compute.tensor_core_mma_sync.<precision>", "tensor_instructions"},
     80, true, run_mma, /*per_architecture=*/false, /*runs_sparse_tensor=*/true}};
 
 }  // namespace

@@ -165,6 +165,32 @@ TEST_CASE("descriptor: the CUDA-core outer-product rate and power (issue 14): pa
   CHECK_THROWS_WITH_AS(parse_descriptor(wrong, "wrong.yaml"), doctest::Contains("cuda_core_powr"), DescriptorError);
 }
 
+TEST_CASE("descriptor: the mma.sync tensor-core rate per precision (issue 12): paths, YAML, strictness") {
+  HardwareDescriptor d = parse_descriptor(kMinimal, "mini.yaml");
+  CHECK(d.find_field("compute.tensor_core_mma_sync.fp16") == nullptr);
+  CHECK(d.field("compute.tensor_core_mma_sync.fp16").dimension == Dimension::flop_per_second);
+  CHECK(d.find_field("compute.tensor_core_mma_sync.fp16") == &d.tensor_core_mma_sync[Precision::fp16]);
+  CHECK_THROWS_AS(d.field("compute.tensor_core_mma_sync.fp128"), std::invalid_argument);
+  CHECK_THROWS_AS(d.field("compute.tensor_core_mma_sync"), std::invalid_argument);
+  MeasuredValue rate{712.1e12, 711e12, 713e12, 5, 0.001, "mma", "2026-11-26T21:00:00Z", 1.98e9, false,
+                     "best mma.sync: mma.m16n8k16.fp16.fp16"};
+  d.set_measured("compute.tensor_core_mma_sync.fp16", rate);
+  const std::string text = to_yaml(d);
+  CHECK(text.find("tensor_core_mma_sync:") != std::string::npos);
+  const HardwareDescriptor again = parse_descriptor(text, "again.yaml");
+  CHECK(parse_descriptor(to_yaml(again), "again2.yaml") == again);
+  REQUIRE(again.tensor_core_mma_sync.count(Precision::fp16));
+  CHECK(*again.tensor_core_mma_sync.at(Precision::fp16).value() == doctest::Approx(712.1e12).epsilon(0.005));
+  CHECK(to_yaml(again) == text);
+  HardwareDescriptor other = again;
+  other.tensor_core_mma_sync.clear();
+  CHECK_FALSE(other == again);
+  std::string wrong = text;
+  const auto at = wrong.find("tensor_core_mma_sync:");
+  wrong.replace(at, std::string("tensor_core_mma_sync:").size(), "tensor_core_mmasync:");
+  CHECK_THROWS_WITH_AS(parse_descriptor(wrong, "wrong.yaml"), doctest::Contains("tensor_core_mmasync"), DescriptorError);
+}
+
 TEST_CASE("descriptor: set_measured keeps the spec, replaces an earlier measurement") {
   HardwareDescriptor d = parse_descriptor(kMinimal, "mini.yaml");
   MeasuredValue m;

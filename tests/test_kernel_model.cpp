@@ -440,6 +440,43 @@ TEST_CASE("predict: GEMM's CUDA-core ceiling is the outer-product rate where the
   CHECK(predict(hw, g, what_if).peak_cuda_core == 20e12);
 }
 
+TEST_CASE("predict: the intensity kind's tensor-core ceiling is the mma.sync rate where the descriptor has it (issue 12)") {
+  HardwareDescriptor hw = gh200();
+  const KernelModel k = intensity_model(16.0 * 1024 * 1024, 1024, Precision::fp64);
+  CHECK(k.mma_sync_ceiling);
+  CHECK_FALSE(gemm_model(4096, 4096, 4096).mma_sync_ceiling);
+  // Without the figure: compute.tensor_core.fp64, as before. (On Hopper the two differ for fp16, where
+  // wgmma is the best instruction; the plumbing is the same for every precision.)
+  const Prediction before = predict(hw, k);
+  const double tc = before.peak_tensor_core;
+  REQUIRE(tc > 0);
+  MeasuredValue m;
+  m.median = 0.7 * tc;
+  m.min = 0.69 * tc;
+  m.max = 0.71 * tc;
+  m.repeats = 5;
+  m.probe = "mma";
+  m.date = "2026-11-26T21:00:00Z";
+  hw.set_measured("compute.tensor_core_mma_sync.fp64", m);
+  const Prediction p = predict(hw, k);
+  CHECK(p.peak_tensor_core == doctest::Approx(0.7 * tc));
+  CHECK(p.peak_cuda_core == before.peak_cuda_core);
+  CHECK(p.t_compute_tensor_core == doctest::Approx(before.t_compute_tensor_core / 0.7));
+  CHECK(p.alpha == doctest::Approx(before.alpha * 0.7));
+  bool said = false, path = false;
+  for (const auto& line : p.provenance) {
+    said |= line.find("mma.sync rate") != std::string::npos;
+    path |= line.rfind("compute.tensor_core_mma_sync.fp64 = ", 0) == 0;
+  }
+  CHECK(said);
+  CHECK(path);
+  // GEMM keeps the best instruction (wgmma tiles fit it); a what-if tensor-core peak overrides both.
+  CHECK(predict(hw, gemm_model(4096, 4096, 4096)).peak_tensor_core == doctest::Approx(tc));
+  PredictOptions what_if;
+  what_if.peak_tensor_core_override = 100e12;
+  CHECK(predict(hw, k, what_if).peak_tensor_core == 100e12);
+}
+
 TEST_CASE("predict: the sustained rate under the power limit is stated beside a measured tensor-core ceiling (issue 14)") {
   HardwareDescriptor hw = gh200();
   MeasuredValue ceiling;

@@ -122,6 +122,18 @@ TEST_CASE("mma: every product matches the CPU reference; latency and throughput 
     CHECK(ti.best_warps.has_value());
   }
   CHECK(field(o, "compute.tensor_core.fp64") != nullptr);
+  // compute.tensor_core_mma_sync.<p>: each precision's fastest dense mma.sync (fp64: the same figure
+  // as compute.tensor_core.fp64, mma.sync being the only FP64 tensor-core instruction).
+  for (const char* p : {"fp64", "fp16"}) {  // the quick run measures at least these
+    INFO(p);
+    const auto* f = field(o, std::string("compute.tensor_core_mma_sync.") + p);
+    REQUIRE(f != nullptr);
+    double best = 0;
+    for (const auto& ti : o.instructions)
+      if (!ti.sparse && std::string(to_string(ti.input)) == p) best = std::max(best, ti.throughput.measured->median);
+    CHECK(f->median == best);
+  }
+  CHECK(field(o, "compute.tensor_core_mma_sync.fp64")->median == field(o, "compute.tensor_core.fp64")->median);
   // 2:4 sparse instructions: checked like the dense ones above; their speed against dense printed.
   int sparse = 0;
   for (const auto& ti : o.instructions) sparse += ti.sparse;
