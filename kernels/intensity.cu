@@ -300,6 +300,19 @@ __device__ __forceinline__ void wide_store(uint4* p, const uint4& v) {
   else store_stream<Streaming>(p, v);
 }
 
+// x of row group grp (G blocks of 32 rows; lane = row, NV 16-byte vectors per row) into v; zeros past
+// the last group or row block (computed on, never stored). The wide and immediate kernels' loads.
+template <int G, int NV, bool Words, bool Streaming>
+__device__ __forceinline__ void load_row_group(uint4 (&v)[G][NV], const uint4* __restrict__ x, long long grp,
+                                               long long groups, long long row_blocks, int lane) {
+#pragma unroll
+  for (int q = 0; q < G; ++q)
+#pragma unroll
+    for (int e = 0; e < NV; ++e)
+      v[q][e] = grp < groups && grp * G + q < row_blocks ? wide_load<Words, Streaming>(x + (grp * G + q) * (32 * NV) + lane + 32 * e)
+                                                         : make_uint4(0, 0, 0, 0);
+}
+
 // The body of both wide kernels (Words: x and y as 4-byte words, above).
 template <class T, int K, bool Streaming, bool Words>
 __device__ __forceinline__ void wide_body(const uint4* __restrict__ x, uint4* __restrict__ y, long long row_blocks,
@@ -315,15 +328,7 @@ __device__ __forceinline__ void wide_body(const uint4* __restrict__ x, uint4* __
   const long long groups = (row_blocks + G - 1) / G;
   const long long stride = static_cast<long long>(gridDim.x) * (kWideThreads / 32);
   long long g = static_cast<long long>(blockIdx.x) * (kWideThreads / 32) + (threadIdx.x >> 5);
-  const auto load = [&](uint4 (&v)[G][NV], long long grp) {
-#pragma unroll
-    for (int q = 0; q < G; ++q)
-#pragma unroll
-      for (int e = 0; e < NV; ++e)
-        v[q][e] = grp < groups && grp * G + q < row_blocks
-                      ? wide_load<Words, Streaming>(x + (grp * G + q) * (32 * NV) + lane + 32 * e)
-                      : make_uint4(0, 0, 0, 0);  // computed on zeros, never stored
-  };
+  const auto load = [&](uint4 (&v)[G][NV], long long grp) { load_row_group<G, NV, Words, Streaming>(v, x, grp, groups, row_blocks, lane); };
   uint4 xv[G][NV], xn[G][NV];
   load(xv, g);
   for (; g < groups; g += stride) {
@@ -568,14 +573,7 @@ __global__ void __launch_bounds__(kWideThreads) intensity_cuda_core_imm(const ui
   const long long groups = (row_blocks + G - 1) / G;
   const long long stride = static_cast<long long>(gridDim.x) * (kWideThreads / 32);
   long long g = static_cast<long long>(blockIdx.x) * (kWideThreads / 32) + (threadIdx.x >> 5);
-  const auto load = [&](uint4 (&v)[G][NV], long long grp) {
-#pragma unroll
-    for (int q = 0; q < G; ++q)
-#pragma unroll
-      for (int e = 0; e < NV; ++e)
-        v[q][e] = grp < groups && grp * G + q < row_blocks ? load_stream<Streaming>(x + (grp * G + q) * (32 * NV) + lane + 32 * e)
-                                                           : make_uint4(0, 0, 0, 0);  // computed on zeros, never stored
-  };
+  const auto load = [&](uint4 (&v)[G][NV], long long grp) { load_row_group<G, NV, false, Streaming>(v, x, grp, groups, row_blocks, lane); };
   uint4 xv[G][NV], xn[G][NV];
   load(xv, g);
   for (; g < groups; g += stride) {
