@@ -26,6 +26,15 @@ inline int current_sm_count() {
   return sms;
 }
 
+// A persistent grid for `kernel`: as many blocks of `threads` as stay resident on the current device,
+// no more than the `need` the work has, at least 1.
+template <class Kernel>
+int resident_grid(Kernel* kernel, int threads, long long need) {
+  int per_sm = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
+  return static_cast<int>(std::max<long long>(1, std::min<long long>(need, std::max(1, per_sm) * 1LL * current_sm_count())));
+}
+
 template <class T>
 void fill_random(T* p, long long n, std::uint64_t seed) {
   const int blocks = static_cast<int>(std::min<long long>(current_sm_count() * 8LL, (n + 255) / 256));

@@ -857,12 +857,9 @@ class IntensityInstance final : public KernelInstance {
         constexpr int K = decltype(kc)::value;
         if constexpr (K >= kImmMinK) {
           auto* kernel = streaming_ ? intensity_cuda_core_imm<T, K, true> : intensity_cuda_core_imm<T, K, false>;
-          if (imm_grid_ == 0) {  // persistent: as many blocks as stay resident, no more than the work needs
+          if (imm_grid_ == 0) {  // persistent: a warp per group of rows at most
             const long long groups = (row_blocks + imm_rows<T>() - 1) / imm_rows<T>();
-            const long long need = (groups + kWideThreads / 32 - 1) / (kWideThreads / 32);
-            int per_sm = 0;
-            CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWideThreads, 0));
-            imm_grid_ = static_cast<int>(std::max<long long>(1, std::min<long long>(need, std::max(1, per_sm) * 1LL * current_sm_count())));
+            imm_grid_ = resident_grid(kernel, kWideThreads, (groups + kWideThreads / 32 - 1) / (kWideThreads / 32));
           }
           kernel<<<imm_grid_, kWideThreads, 0, s>>>(x, y, row_blocks);
         } else {
@@ -891,11 +888,7 @@ class IntensityInstance final : public KernelInstance {
           // warps take groups from a counter, so any grid computes all of them.
           const long long need =
               split ? ((row_blocks + kSplitBlocks - 1) / kSplitBlocks + kWideThreads / 32 - 1) / (kWideThreads / 32) : need_wide;
-          if (wide_grid_ == 0) {  // persistent: as many blocks as stay resident, no more than the work needs
-            int per_sm = 0;
-            CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWideThreads, 0));
-            wide_grid_ = static_cast<int>(std::max<long long>(1, std::min<long long>(need, std::max(1, per_sm) * 1LL * current_sm_count())));
-          }
+          if (wide_grid_ == 0) wide_grid_ = resident_grid(kernel, kWideThreads, need);  // persistent
           kernel<<<wide_grid_, kWideThreads, 0, s>>>(x, y, row_blocks, wide_.data());
         } else {
           throw std::logic_error("intensity: no staged kernel for k = " + std::to_string(K));
@@ -1048,29 +1041,24 @@ class IntensityInstance final : public KernelInstance {
   // M_j = M for every j: the kernels read matrix 0's fragments only.
   void upload_fragments() {
     std::vector<Frag> f(32);
-    for (int j = 0; j < 1; ++j)
-      for (int lane = 0; lane < 32; ++lane) {
-        const int g = lane >> 2, t = lane & 3;
-        Frag& e = f[static_cast<size_t>(j * 32 + lane)];
-        if constexpr (sizeof(T) == 8) {
-          e = make_double2(m(j, 2 * t, g), m(j, 2 * t + 1, g));
-        } else {
-          const int s0 = 4 * (g >> 1) + (g & 1), s1 = s0 + 2;
-          e = make_uint4(pack_halves(m(j, 4 * t, s0), m(j, 4 * t + 1, s0)), pack_halves(m(j, 4 * t + 2, s0), m(j, 4 * t + 3, s0)),
-                         pack_halves(m(j, 4 * t, s1), m(j, 4 * t + 1, s1)), pack_halves(m(j, 4 * t + 2, s1), m(j, 4 * t + 3, s1)));
-        }
+    constexpr int j = 0;
+    for (int lane = 0; lane < 32; ++lane) {
+      const int g = lane >> 2, t = lane & 3;
+      Frag& e = f[static_cast<size_t>(lane)];
+      if constexpr (sizeof(T) == 8) {
+        e = make_double2(m(j, 2 * t, g), m(j, 2 * t + 1, g));
+      } else {
+        const int s0 = 4 * (g >> 1) + (g & 1), s1 = s0 + 2;
+        e = make_uint4(pack_halves(m(j, 4 * t, s0), m(j, 4 * t + 1, s0)), pack_halves(m(j, 4 * t + 2, s0), m(j, 4 * t + 3, s0)),
+                       pack_halves(m(j, 4 * t, s1), m(j, 4 * t + 1, s1)), pack_halves(m(j, 4 * t + 2, s1), m(j, 4 * t + 3, s1)));
       }
+    }
     CUDA_CHECK(cudaMemcpy(frag_.data(), f.data(), f.size() * sizeof(Frag), cudaMemcpyHostToDevice));
   }
   // Persistent grid: as many blocks as stay resident, no more than the work needs.
   template <class X, class Y>
   void run_tc(void (*kernel)(const X*, Y*, long long, const Frag*), const X* x, Y* y, long long steps, Stream s) {
-    if (tc_grid_ == 0) {
-      int per_sm = 0;
-      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kTcThreads, 0));
-      const long long need = (steps + kTcThreads / 32 - 1) / (kTcThreads / 32);
-      tc_grid_ = static_cast<int>(std::max<long long>(1, std::min<long long>(need, std::max(1, per_sm) * 1LL * current_sm_count())));
-    }
+    if (tc_grid_ == 0) tc_grid_ = resident_grid(kernel, kTcThreads, (steps + kTcThreads / 32 - 1) / (kTcThreads / 32));
     kernel<<<tc_grid_, kTcThreads, 0, s>>>(x, y, steps, frag_.data());
   }
 
