@@ -663,8 +663,8 @@ Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const Pre
     if (ms != hw.tensor_core_mma_sync.end() && ms->second.value(pref)) {
       tc_path = "compute.tensor_core_mma_sync." + precision_name(k.precision);
       tc_field = &ms->second;
-      prov.push_back("tensor-core ceiling = the mma.sync rate: a " + k.kind +
-                     " kernel's matrices are narrower than a wgmma tile (64 rows x 64..256 columns), which "
+      prov.push_back("tensor-core ceiling = the mma.sync rate: the " + k.kind +
+                     " kind's matrices are narrower than a wgmma tile (64 rows x 64..256 columns), which "
                      "compute.tensor_core." + precision_name(k.precision) + " may need");
     }
   }
