@@ -161,6 +161,78 @@ __global__ void __launch_bounds__(Warps * 32) gemv_tensor_core(const double* __r
   }
 }
 
+
+// Tensor-core rows: a warp per row, as the CUDA-core kernel reads it (16-byte loads, kCcUnroll per
+// lane in flight, the next chunk prefetched), and each load's products go through a DMMA instead of
+// FMAs. Lane (g, t) holds the double2 at columns 2 (j0 + 32 u + lane) (+1) of A's row and of x; with
+// A[g][t] = the row's value and B[t][g] = x's value, D[g][g] = sum over t of lane (g, t)'s products,
+// so the row's dot product is the sum of D's diagonal (8 of its 64 entries useful, the 1/8 the
+// 8-row kernel has). The 8-row kernel gives a block 8 rows (72 blocks at 576^2, 144 at 1152^2 on
+// 132 SMs: few blocks, or one SM in ten with twice the rows); here rows spread over 2, 4 or 8 rows
+// per block like the CUDA-core side. Four chains of accumulators (u mod 4) cut the DMMA chain per chunk to 2 deep.
+template <int Rows, bool Streaming, bool Prefetch>
+__global__ void __launch_bounds__(Rows * 32) gemv_tensor_core_rows(const double* __restrict__ A,
+                                                                   const double* __restrict__ x,
+                                                                   double* __restrict__ y, long long m,
+                                                                   long long n) {
+  const long long row = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const int lane = threadIdx.x & 31;
+  if (row >= m) return;  // warp-uniform: every lane of a warp has the same row
+  const double2* __restrict__ a = reinterpret_cast<const double2*>(A + row * n);  // n % 64 == 0
+  const double2* __restrict__ xv = reinterpret_cast<const double2*>(x);
+  const long long nv = n / 2;  // a multiple of 32: every chunk step u that starts inside the row is whole
+  double d[4][2] = {}, e[4][2] = {};
+  const auto load = [&](double2 (&av)[kCcUnroll], double2 (&xx)[kCcUnroll], long long j0) {
+#pragma unroll
+    for (int u = 0; u < kCcUnroll; ++u) {
+      const bool in = j0 + u * 32 < nv;
+      av[u] = in ? load_stream<Streaming>(a + j0 + u * 32 + lane) : make_double2(0.0, 0.0);
+      xx[u] = in ? __ldg(&xv[j0 + u * 32 + lane]) : make_double2(0.0, 0.0);
+    }
+  };
+  const auto mmas = [&](const double2 (&av)[kCcUnroll], const double2 (&xx)[kCcUnroll], long long j0) {
+#pragma unroll
+    for (int u = 0; u < kCcUnroll; ++u)
+      if (j0 + u * 32 < nv) {  // warp-uniform
+        mma_m8n8k4_fp64(d[u & 3][0], d[u & 3][1], av[u].x, xx[u].x, d[u & 3][0], d[u & 3][1]);
+        mma_m8n8k4_fp64(e[u & 3][0], e[u & 3][1], av[u].y, xx[u].y, e[u & 3][0], e[u & 3][1]);
+      }
+  };
+  long long j0 = 0;
+  if constexpr (Prefetch) {
+    double2 av[kCcUnroll], xx[kCcUnroll];
+    load(av, xx, j0);
+    for (; j0 < nv; j0 += kCcUnroll * 32) {
+      double2 an[kCcUnroll], xn[kCcUnroll];
+      load(an, xn, j0 + kCcUnroll * 32);
+      mmas(av, xx, j0);
+#pragma unroll
+      for (int u = 0; u < kCcUnroll; ++u) {
+        av[u] = an[u];
+        xx[u] = xn[u];
+      }
+    }
+  } else {
+    for (; j0 < nv; j0 += kCcUnroll * 32) {
+      double2 av[kCcUnroll], xx[kCcUnroll];
+      load(av, xx, j0);
+      mmas(av, xx, j0);
+    }
+  }
+  // D[g][g] sits in lane (g, g / 2), element g % 2 ({c0, c1} = D[g][2t], D[g][2t + 1]).
+  const int g = lane >> 2, t = lane & 3;
+  double c0 = 0.0, c1 = 0.0;
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    c0 += d[q][0] + e[q][0];
+    c1 += d[q][1] + e[q][1];
+  }
+  double s = t == (g >> 1) ? ((g & 1) ? c1 : c0) : 0.0;
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
+  if (lane == 0) y[row] = s;
+}
+
 class GemvInstance final : public KernelInstance {
  public:
   // launch_config > 0 pins the launch shape (tests check every one); 0 tunes it on first use.
@@ -250,8 +322,23 @@ class GemvInstance final : public KernelInstance {
     if (streaming) gemv_tensor_core<Loads, Warps, true><<<grid, Warps * 32, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
     else gemv_tensor_core<Loads, Warps, false><<<grid, Warps * 32, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
   }
+  template <int Rows>
+  void launch_tc_rows(bool streaming, bool prefetch, cudaStream_t s) {
+    const auto f = streaming ? (prefetch ? gemv_tensor_core_rows<Rows, true, true> : gemv_tensor_core_rows<Rows, true, false>)
+                             : (prefetch ? gemv_tensor_core_rows<Rows, false, true> : gemv_tensor_core_rows<Rows, false, false>);
+    f<<<static_cast<unsigned>((m_ + Rows - 1) / Rows), Rows * 32, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
+  }
   void launch_tensor_core(int config, cudaStream_t s) {
     const bool streaming = config & gemv_shapes::kTcStreaming;
+    if (config & gemv_shapes::kTcRowKernel) {
+      const bool prefetch = config & gemv_shapes::kTcRowPrefetch;
+      switch (config & 15) {
+        case 2: launch_tc_rows<2>(streaming, prefetch, s); return;
+        case 4: launch_tc_rows<4>(streaming, prefetch, s); return;
+        case 8: launch_tc_rows<8>(streaming, prefetch, s); return;
+        default: throw std::logic_error("GEMV: no tensor-core launch shape " + std::to_string(config));
+      }
+    }
     switch (config & ~gemv_shapes::kTcStreaming) {
       case 8 | 8 << 4: launch_tc<8, 8>(streaming, s); break;
       case 4 | 16 << 4: launch_tc<4, 16>(streaming, s); break;
@@ -278,9 +365,10 @@ KernelVariant gemv_variant(ComputeUnit unit) {
   v.unit = unit;
   v.precision = Precision::fp64;
   const bool tc = unit == ComputeUnit::tensor_core;
-  v.description = tc ? "8 rows per block, FP64 mma.m8n8k4 with x as every column of B, 4/8/16 warps split the columns, 32 or 64 "
-                       "columns per warp step, loads double-buffered, shape (and, out of L2, plain or streaming loads of A) "
-                       "tuned per size"
+  v.description = tc ? "FP64 mma.m8n8k4, tuned per size: 8 rows per block with x as every column of B (4/8/16 warps split the "
+                       "columns, 32 or 64 per warp step, loads double-buffered), or a warp per row with the products on D's "
+                       "diagonal (2/4/8 rows per block, 16-byte loads, next chunk prefetched or not); out of L2 also "
+                       "streaming loads of A"
                      : "one warp per row, 16-byte loads, 8 in flight (and the next 8 prefetched, tuned), shuffle reduction, "
                        "2/4/8 rows per block and (out of L2) plain or streaming loads of A tuned per size";
   v.tensor_core_fraction = tc ? 1.0 / 8.0 : 1.0;  // one useful column of the 8 in D

@@ -15,6 +15,9 @@ constexpr int kCcRows[] = {2, 4, 8};
 // the default 4-load, 8-warp kernel with streaming loads; the pinned-shape check found it.)
 constexpr int kTcStreaming = 512;  // above the warps field (16 << 4 = 256)
 constexpr int kTcShapes[] = {4 | 8 << 4, 8 | 8 << 4, 4 | 16 << 4, 8 | 16 << 4, 8 | 4 << 4};
+// Tensor cores, a warp per row (gemv_tensor_core_rows): rows per block (2, 4, 8) | kTcRowKernel |
+// kTcRowPrefetch (the next chunk loaded before this chunk's DMMAs) | kTcStreaming.
+constexpr int kTcRowKernel = 1024, kTcRowPrefetch = 2048;
 constexpr int kTcDefault = 4 | 8 << 4;  // untuned
 constexpr int kCcDefault = 8;
 
@@ -32,6 +35,11 @@ inline std::vector<int> tensor_core(bool cold) {
   std::vector<int> out(std::begin(kTcShapes), std::end(kTcShapes));
   if (cold)
     for (int s : kTcShapes) out.push_back(s | kTcStreaming);
+  for (int prefetch : {0, kTcRowPrefetch})
+    for (int streaming : {0, kTcStreaming}) {
+      if (streaming && !cold) continue;
+      for (int rows : kCcRows) out.push_back(rows | kTcRowKernel | prefetch | streaming);
+    }
   return out;
 }
 inline bool known(bool tensor_core_unit, int config) {

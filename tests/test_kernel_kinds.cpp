@@ -11,9 +11,11 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "scratch.hpp"
+#include "kernels/gemv_shapes.hpp"
 #include "kernels/registry.hpp"
 #include "kernels/sweep.hpp"
 #include "kernels/verify.hpp"
@@ -347,4 +349,35 @@ TEST_CASE("opt-in kinds (gemm) run only when named") {
   CHECK(kernel_kind("gemm").opt_in);
   CHECK_FALSE(kernel_kind("scale").opt_in);
   for (const auto* v : ceiling::kernels::select_variants({})) CHECK_FALSE(kernel_kind(v->kind).opt_in);
+}
+
+// The GEMV launch shapes are bit fields in one int (kernels/gemv_shapes.hpp); a flag that lands in
+// another field makes two shapes run the same kernel (the 16-warp shapes did until 2026-11-26).
+TEST_CASE("GEMV launch shapes decode to distinct kernels") {
+  namespace gs = ceiling::kernels::gemv_shapes;
+  for (const bool cold : {false, true}) {
+    const std::vector<int> tc = gs::tensor_core(cold);
+    std::set<std::tuple<bool, int, int, bool, bool>> decoded;
+    for (const int c : tc) {
+      const bool rows_kernel = c & gs::kTcRowKernel;
+      const bool streaming = c & gs::kTcStreaming;
+      if (!cold) CHECK_FALSE(streaming);
+      if (rows_kernel) {
+        const int rows = c & 15;
+        CHECK((rows == 2 || rows == 4 || rows == 8));
+        CHECK((c & ~(15 | gs::kTcRowKernel | gs::kTcRowPrefetch | gs::kTcStreaming)) == 0);
+        decoded.insert({true, rows, 0, bool(c & gs::kTcRowPrefetch), streaming});
+      } else {
+        const int loads = c & 15, warps = (c >> 4) & 31;
+        CHECK((loads == 4 || loads == 8));
+        CHECK((warps == 4 || warps == 8 || warps == 16));
+        CHECK((c & ~(15 | 31 << 4 | gs::kTcStreaming)) == 0);
+        decoded.insert({false, loads, warps, false, streaming});
+      }
+      CHECK(gs::known(true, c));
+    }
+    CHECK(decoded.size() == tc.size());
+    CHECK(tc.size() == (cold ? 22u : 11u));  // 5 eight-row shapes + 6 row shapes, each also streaming out of L2
+  }
+  CHECK_FALSE(gs::known(true, 3 | gs::kTcRowKernel));
 }
