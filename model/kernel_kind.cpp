@@ -208,7 +208,9 @@ std::vector<KernelKind> builtin_kinds() {
                 {"nz", ParamType::count, false, std::nullopt, "grid size in z (3-D only)", 1, 0, {}},
                 integer("steps", "temporal blocking depth t (default 1)", 1, 1e6, 1),
                 // Which registered shape (model/stencil_shape.hpp) validate runs: set by the sweep and predict --shape.
-                {"shape_id", ParamType::integer, false, std::nullopt, "registered stencil shape id", 0, 1e9, {}, true}};
+                {"shape_id", ParamType::integer, false, std::nullopt, "registered stencil shape id", 0, 1e9, {}, true},
+                // launch_config: the plain variant's kernel pinned by the GPU tests (1: a point per thread, 2: columns).
+                {"launch_config", ParamType::integer, false, std::nullopt, "pinned plain kernel (tests)", 1, 2, {}, true}};
     k.model = [](const KernelParams& p, Precision pr) {
       const int dims = static_cast<int>(get(p, "dims"));
       if (dims == 2 && p.count("nz")) throw KernelParamError("nz", "a 2-D stencil takes no nz");
