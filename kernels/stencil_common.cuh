@@ -22,7 +22,6 @@
 
 #include "common.cuh"
 #include "gpu/gpu.hpp"
-
 #include "model/stencil_shape.hpp"
 #include "stencil_plan.hpp"
 #include "verify.hpp"
