@@ -360,24 +360,24 @@ struct StreamTile {
   long long mstride;     // elements between consecutive march planes
 };
 
-template <int N, bool Streaming>
-__global__ void __launch_bounds__(kStreamThreads)
+template <int N, bool Streaming, int T>
+__global__ void __launch_bounds__(T)
     stencil_streaming_kernel(const double* __restrict__ in, double* __restrict__ out, StreamTile st, int npts) {
   extern __shared__ double smem[];
-  constexpr int E = kStreamMaxCells / kStreamThreads;
+  constexpr int E = kStreamMaxCells / T;
   const int tid = threadIdx.x;
   const int P = st.sx * st.sy;
   const int a0 = static_cast<int>(blockIdx.x) * st.tx - st.steps * st.ra;
   const int b0 = static_cast<int>(blockIdx.y) * st.ty - st.steps * st.rb;
   const int m0 = static_cast<int>(blockIdx.z) * st.chunk;
   const int m1 = min(m0 + st.chunk, st.nm);
-  // Per cell of this thread (cell tid + kStreamThreads k of the section): its in-plane global offset
+  // Per cell of this thread (cell tid + T k of the section): its in-plane global offset
   // and info = class (0 outside the domain, 1 fixed boundary, 2 interior) | depth << 2, depth being
   // the last level the section's halo lets it compute; -1 where the section has no such cell.
   int rel[E], info[E];
 #pragma unroll
   for (int k = 0; k < E; ++k) {
-    const int i = tid + k * kStreamThreads;
+    const int i = tid + k * T;
     rel[k] = 0;
     info[k] = -1;
     if (i < P) {
@@ -406,7 +406,7 @@ __global__ void __launch_bounds__(kStreamThreads)
     double* lvl0 = smem + slot * P;
 #pragma unroll
     for (int k = 0; k < E; ++k)
-      if (info[k] >= 0) lvl0[tid + k * kStreamThreads] = pre[k];
+      if (info[k] >= 0) lvl0[tid + k * T] = pre[k];
     if (p + 1 < p_end) {  // the next plane's loads fly while this plane's levels compute
       const bool pin = p + 1 >= 0 && p + 1 < st.nm;
       const double* src = in + static_cast<long long>(p + 1) * st.mstride;
@@ -432,7 +432,7 @@ __global__ void __launch_bounds__(kStreamThreads)
 #pragma unroll
         for (int k = 0; k < E; ++k) {
           if (info[k] < 0 || (info[k] >> 2) < s) continue;
-          const int l = tid + k * kStreamThreads;
+          const int l = tid + k * T;
           const int c = min(info[k] & 3, qcls);
           double v;
           if (c == 2) {
@@ -508,30 +508,42 @@ void launch_blocked_n(dim3 grid, size_t smem, cudaStream_t st, const double* in,
   stencil_blocked_kernel<N, S><<<grid, dim3(32, 8), smem, st>>>(in, out, g, t, npts);
 }
 
-template <int N, bool S>
-void launch_streaming_n(dim3 grid, size_t smem, cudaStream_t st, const double* in, double* out, const StreamTile& t,
+template <int N, bool S, int T>
+void launch_streaming_t(dim3 grid, size_t smem, cudaStream_t st, const double* in, double* out, const StreamTile& t,
                         int npts) {
   static bool configured = false;
   if (!configured) {
-    CUDA_CHECK(cudaFuncSetAttribute(stencil_streaming_kernel<N, S>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    CUDA_CHECK(cudaFuncSetAttribute(stencil_streaming_kernel<N, S, T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     227 * 1024));
     configured = true;
   }
-  stencil_streaming_kernel<N, S><<<grid, kStreamThreads, smem, st>>>(in, out, t, npts);
+  stencil_streaming_kernel<N, S, T><<<grid, T, smem, st>>>(in, out, t, npts);
+}
+template <int N, bool S>
+void launch_streaming_n(dim3 grid, size_t smem, cudaStream_t st, const double* in, double* out, const StreamTile& t,
+                        int npts, int threads) {
+  if (threads == 2 * kStreamThreads) launch_streaming_t<N, S, 2 * kStreamThreads>(grid, smem, st, in, out, t, npts);
+  else launch_streaming_t<N, S, kStreamThreads>(grid, smem, st, in, out, t, npts);
+}
+
+template <int T>
+const void* streaming_kernel_for(int npts) {
+  return npts == 5    ? reinterpret_cast<const void*>(stencil_streaming_kernel<5, true, T>)
+         : npts == 7  ? reinterpret_cast<const void*>(stencil_streaming_kernel<7, true, T>)
+         : npts == 9  ? reinterpret_cast<const void*>(stencil_streaming_kernel<9, true, T>)
+         : npts == 13 ? reinterpret_cast<const void*>(stencil_streaming_kernel<13, true, T>)
+         : npts == 27 ? reinterpret_cast<const void*>(stencil_streaming_kernel<27, true, T>)
+         : npts == 49 ? reinterpret_cast<const void*>(stencil_streaming_kernel<49, true, T>)
+                      : reinterpret_cast<const void*>(stencil_streaming_kernel<0, true, T>);
 }
 
 // Blocks of the streaming kernel for this many points that fit one SM at this shared memory.
-inline int streaming_blocks_per_sm(int npts, size_t smem) {
-  const void* k = npts == 5    ? reinterpret_cast<const void*>(stencil_streaming_kernel<5, true>)
-                  : npts == 7  ? reinterpret_cast<const void*>(stencil_streaming_kernel<7, true>)
-                  : npts == 9  ? reinterpret_cast<const void*>(stencil_streaming_kernel<9, true>)
-                  : npts == 13 ? reinterpret_cast<const void*>(stencil_streaming_kernel<13, true>)
-                  : npts == 27 ? reinterpret_cast<const void*>(stencil_streaming_kernel<27, true>)
-                  : npts == 49 ? reinterpret_cast<const void*>(stencil_streaming_kernel<49, true>)
-                               : reinterpret_cast<const void*>(stencil_streaming_kernel<0, true>);
+inline int streaming_blocks_per_sm(int npts, size_t smem, int threads) {
+  const void* k = threads == 2 * kStreamThreads ? streaming_kernel_for<2 * kStreamThreads>(npts)
+                                                : streaming_kernel_for<kStreamThreads>(npts);
   CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
   int n = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, kStreamThreads, smem));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, threads, smem));
   return n;
 }
 
@@ -573,7 +585,8 @@ class StencilInstance : public KernelInstance {
         limit = 226 * 1024;
         stream_ = plan_stencil_streaming(shape_, dom_, steps_, 8 * sms, limit);
       }
-      const int per_sm = streaming_blocks_per_sm(shape_.size(), stream_.smem_bytes);
+      stream_threads_ = streaming_threads(streaming_blocks_per_sm(shape_.size(), stream_.smem_bytes, kStreamThreads));
+      const int per_sm = streaming_blocks_per_sm(shape_.size(), stream_.smem_bytes, stream_threads_);
       stream_ = plan_stencil_streaming(shape_, dom_, steps_, sms * std::max(1, per_sm), limit);
       if (stream_.blocks_b > 65535 || stream_.chunks > 65535 || stream_.blocks_a > 2147483647LL)
         throw std::invalid_argument("stencil: domain " + dom_.text() + " needs too many streaming blocks");
@@ -796,13 +809,13 @@ class StencilInstance : public KernelInstance {
   void marching(cudaStream_t st, int npts) {
     const size_t sm = stream_.smem_bytes;
     switch (npts) {
-      case 5: launch_streaming_n<5, S>(launch_grid_, sm, st, in_.data(), out_.data(), st_, npts); break;
-      case 7: launch_streaming_n<7, S>(launch_grid_, sm, st, in_.data(), out_.data(), st_, npts); break;
-      case 9: launch_streaming_n<9, S>(launch_grid_, sm, st, in_.data(), out_.data(), st_, npts); break;
-      case 13: launch_streaming_n<13, S>(launch_grid_, sm, st, in_.data(), out_.data(), st_, npts); break;
-      case 27: launch_streaming_n<27, S>(launch_grid_, sm, st, in_.data(), out_.data(), st_, npts); break;
-      case 49: launch_streaming_n<49, S>(launch_grid_, sm, st, in_.data(), out_.data(), st_, npts); break;
-      default: launch_streaming_n<0, S>(launch_grid_, sm, st, in_.data(), out_.data(), st_, npts); break;
+      case 5: launch_streaming_n<5, S>(launch_grid_, sm, st, in_.data(), out_.data(), st_, npts, stream_threads_); break;
+      case 7: launch_streaming_n<7, S>(launch_grid_, sm, st, in_.data(), out_.data(), st_, npts, stream_threads_); break;
+      case 9: launch_streaming_n<9, S>(launch_grid_, sm, st, in_.data(), out_.data(), st_, npts, stream_threads_); break;
+      case 13: launch_streaming_n<13, S>(launch_grid_, sm, st, in_.data(), out_.data(), st_, npts, stream_threads_); break;
+      case 27: launch_streaming_n<27, S>(launch_grid_, sm, st, in_.data(), out_.data(), st_, npts, stream_threads_); break;
+      case 49: launch_streaming_n<49, S>(launch_grid_, sm, st, in_.data(), out_.data(), st_, npts, stream_threads_); break;
+      default: launch_streaming_n<0, S>(launch_grid_, sm, st, in_.data(), out_.data(), st_, npts, stream_threads_); break;
     }
   }
 
@@ -840,6 +853,7 @@ class StencilInstance : public KernelInstance {
   StencilTensorCorePlan tc_;
   StencilStreamPlan stream_;
   StreamTile st_{};
+  int stream_threads_ = kStreamThreads;  // streaming_threads(): 128 or 256
   dim3 launch_grid_;
   gpu::DeviceBuffer<double> in_, out_, other_, fragments_;
   std::vector<double> weights_;

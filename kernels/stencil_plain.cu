@@ -2,7 +2,7 @@
 // boxes walk the shape by columns, 8 rows per thread, each shared row loaded once into registers;
 // other shapes (3-D, long stars) one point per thread with every load of the point in flight; the
 // weights and offsets in constant memory, the neighbours' reuse across threads left to L1 and L2; t steps are t launches (in -> out -> other -> out ...), so
-// its traffic is t times the kind's (read and write the grid once per step).
+// its traffic is t times the kind's (read and write the grid once per step) and it is t passes.
 #include <memory>
 
 #include "stencil_common.cuh"
@@ -22,6 +22,7 @@ KernelVariant plain_variant() {
     k.traffic_bytes *= t;
     k.read_bytes *= t;
     k.write_bytes *= t;
+    k.passes = static_cast<int>(t);  // t dependent launches: each pays the launch and first byte when timed back-to-back
     k.description += " (one pass per step: Q x " + std::to_string(static_cast<int>(t)) + ")";
     return k;
   };

@@ -123,6 +123,8 @@ std::string StencilStreamPlan::text() const {
   return buf;
 }
 
+int streaming_threads(int blocks_per_sm_at_128) { return blocks_per_sm_at_128 >= 4 ? kStreamThreads : 2 * kStreamThreads; }
+
 StencilStreamPlan plan_stencil_streaming(const StencilShape& s, const StencilDomain& d, int steps,
                                          std::int64_t resident_blocks, std::size_t smem_limit) {
   if (steps < 1) throw std::invalid_argument("stencil streaming: steps must be >= 1");

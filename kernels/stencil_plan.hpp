@@ -79,8 +79,16 @@ struct StencilStreamPlan {
   int cells() const { return sx * sy; }
   std::string text() const;  // "512-wide section (core 506), ring 3 x 3 levels, 36.0 KiB, chunk 153, 1.05 loads/point"
 };
-constexpr int kStreamThreads = 128;
-constexpr int kStreamMaxCells = 8 * kStreamThreads;  // 8 cells per thread per plane (registers)
+constexpr int kStreamThreads = 128;               // threads per block where 4 or more blocks fit an SM
+constexpr int kStreamMaxCells = 8 * kStreamThreads;  // cells per section plane: 8 per thread at 128 threads
+// Threads per block of the streaming kernel, from the blocks per SM it fits at 128 threads (its
+// shared-memory rings decide): 128 (8 cells per thread, their loads in flight together) where 4 or
+// more fit, else 256 (4 cells per thread), so an SM holding 2-3 blocks still has 16-24 warps to hide
+// the barriers between levels. Measured on an H100 (GPU-ea8200a1, validate, every built-in shape and
+// domain, 128 / 256 / 512 threads): 3-D (3 blocks per SM) 3d7pt 1024^3 21.25 / 16.97 / 16.25 ms,
+// 3d27pt 47.3 / 38.1 / 39.1 ms; 2d49pt (2 per SM) 1896 / 1866 / 1925 us; 2-D radius 1 (6 per SM)
+// 2d5pt 10240^2 1076 / 1171 / 1480 us.
+int streaming_threads(int blocks_per_sm_at_128);
 
 // The section for this shape, domain and steps: 2-D, the widest section of 512, 256, 128, 64 cells
 // whose core keeps at least half of it; 3-D, the (sx, sy) of 32x32, 64x16, 16x64, 32x16, 16x16 with

@@ -3,7 +3,8 @@
 // the last axis over a chunk of it and pipelines the t steps through per-level rings of 2r + 1
 // planes in shared memory (kernels/stencil_plan.hpp, StencilStreamPlan). The grid is read and
 // written once for t steps (the kind's Q); the redundant work is the section's halo, not a halo on
-// every axis as in `blocked`.
+// every axis as in `blocked`. 128 threads per block, or 256 where fewer than 4 blocks fit an SM
+// (stencil_plan.hpp streaming_threads: the 3-D rings and 2d49pt).
 #include <memory>
 
 #include "stencil_common.cuh"

@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 
 #include "files.hpp"
 #include "kernel_kind.hpp"
@@ -481,9 +483,11 @@ const Field* find_compute(const HardwareDescriptor& hw, ComputeUnit u, Precision
 }  // namespace
 
 TightBound tight_bound(const HardwareDescriptor& hw, const MemoryRoof& roof, double traffic_bytes, double t_compute_s,
-                       bool back_to_back) {
+                       bool back_to_back, int passes) {
+  if (passes < 1) throw std::invalid_argument("tight_bound: passes must be >= 1, got " + std::to_string(passes));
   TightBound b;
   b.back_to_back = back_to_back;
+  b.passes = back_to_back ? passes : 1;
   b.bandwidth = roof.bandwidth_max;
   b.t_memory_s = traffic_bytes / roof.bandwidth_max;
   b.t_compute_s = t_compute_s;
@@ -528,16 +532,25 @@ TightBound tight_bound(const HardwareDescriptor& hw, const MemoryRoof& roof, dou
     }
   }
   if (!roof.ramp.empty()) {
-    b.ramp_s = roof.ramp_time(traffic_bytes);
+    const double per_pass = traffic_bytes / b.passes;
+    b.ramp_s = b.passes * roof.ramp_time(per_pass);
     b.provenance.push_back("memory." + level + ".ramp: the least time measured to move " +
-                           format_quantity(traffic_bytes, Dimension::bytes) + " in this mix = " +
-                           format_quantity(b.ramp_s, Dimension::seconds) + " (lower convex hull of " + roof.ramp_how + ")");
+                           format_quantity(per_pass, Dimension::bytes) + " in this mix = " +
+                           format_quantity(b.ramp_s / b.passes, Dimension::seconds) + " (lower convex hull of " +
+                           roof.ramp_how + ")" + (b.passes > 1 ? ", x " + std::to_string(b.passes) + " passes" : ""));
   }
+  if (passes > 1)
+    b.provenance.push_back(std::to_string(passes) + " dependent launches: " +
+                           (back_to_back ? "launch and first byte paid by each (timed back-to-back)"
+                                         : "launch and first byte counted once (a cold run's later launches queue behind the first)"));
   b.update();
   return b;
 }
 
-void TightBound::update() { time_s = std::max({launch_s, first_byte_s + asymptotic_s, ramp_s}); }
+void TightBound::update() {
+  const double p = std::max(1, passes);
+  time_s = std::max({p * launch_s, p * first_byte_s + asymptotic_s, ramp_s});
+}
 
 std::optional<double> l2_capacity_bytes(const HardwareDescriptor& hw, SourcePreference pref) {
   const auto l2 = hw.memory.find(MemoryLevelKind::l2);

@@ -35,6 +35,10 @@ struct KernelModel {
   // compute.tensor_core.<p>, the best instruction of all).
   bool mma_sync_ceiling = false;
   int temporal_steps = 1;                    // stencils
+  // Dependent launches per run, each moving traffic_bytes / passes (the plain stencil: one launch
+  // per step). Where launches are timed back-to-back every pass pays the tight bound's launch and
+  // first-byte terms (tight_bound); 1 for a kernel that runs as one launch.
+  int passes = 1;
   double intensity_one_step = 0;             // stencils: I for t = 1
   double intensity() const { return work_flop / traffic_bytes; }
 };
@@ -114,8 +118,13 @@ struct PredictOptions {
 // add with the launch: on an H100 a 50 MiB SCALE timed by events took 16.6 us against 3.1 us
 // (empty launch) + 0.34 us + 15.9 us (Q/BW) = 19.4 us. A term the descriptor lacks is 0 and
 // named in `missing`, so the result stays a lower bound.
+// A kernel of p dependent launches timed back-to-back (KernelModel::passes) is p kernels, each
+// bounded as above with Q/p and W/p: T >= max(p launch, p first_byte + max(Q/BW, W/P), p ramp(Q/p)).
 struct TightBound {
   bool back_to_back = false;
+  // Times the fixed costs are paid: the kernel's passes when timed back-to-back, else 1 (a cold run's
+  // later passes are launched behind the first, so only its launch and first byte are certain).
+  int passes = 1;
   double launch_s = 0, first_byte_s = 0, t_memory_s = 0, t_compute_s = 0;
   double ramp_s = 0;       // the ramp hull at Q; 0 without memory.<level>.ramp
   double bandwidth = 0;    // bytes/s of the roof used (the mix's measured maximum)
@@ -171,8 +180,9 @@ std::optional<double> l2_capacity_bytes(const HardwareDescriptor& hw,
 
 struct MemoryRoof;
 // `roof` from memory_roof() for the level the working set sits in; traffic Q in bytes.
+// passes: the kernel's dependent launches (KernelModel::passes); they count only when back_to_back.
 TightBound tight_bound(const HardwareDescriptor& hw, const MemoryRoof& roof, double traffic_bytes, double t_compute_s,
-                       bool back_to_back);
+                       bool back_to_back, int passes = 1);
 
 // Throws std::runtime_error naming the missing descriptor field when a number is absent.
 Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const PredictOptions& opt = {});

@@ -198,7 +198,7 @@ KernelResult evaluate(const HardwareDescriptor& hw, const KernelModel& k, Comput
     }
   }
   {
-    const TightBound tb = tight_bound(hw, b.roof, k.traffic_bytes, b.t_compute, !l2_flushed && t.launches > 1);
+    const TightBound tb = tight_bound(hw, b.roof, k.traffic_bytes, b.t_compute, !l2_flushed && t.launches > 1, k.passes);
     r.tight_bound_time_s = tb.time_s;
     r.tight_efficiency = tb.time_s / t.median;
     r.tight_launch_s = tb.launch_s;
@@ -206,6 +206,7 @@ KernelResult evaluate(const HardwareDescriptor& hw, const KernelModel& k, Comput
     r.tight_ramp_s = tb.ramp_s;
     r.tight_bandwidth = tb.bandwidth;
     r.tight_first_byte_from = tb.first_byte_from;
+    r.tight_passes = tb.passes;
     for (const auto& m : tb.missing) r.tight_missing += (r.tight_missing.empty() ? "" : ", ") + m;
     r.tight_verdict = r.tight_efficiency <= 1.0 + measurement_margin(t) ? "within-bound" : "beats-bound";
   }
@@ -482,6 +483,7 @@ ojson to_json(const ValidationReport& r) {
                           {"ramp_s", x.tight_ramp_s},
                           {"bandwidth_bytes_per_s", x.tight_bandwidth}, {"first_byte_from", x.tight_first_byte_from},
                           {"verdict", x.tight_verdict},     {"missing", x.tight_missing}};
+    if (x.tight_bound_time_s > 0 && x.tight_passes > 1) e["tight_bound"]["passes"] = x.tight_passes;
     e["bound_note"] = x.bound_note;
     e["sm_clock_hz"] = x.sm_clock_hz;
     e["l2_flushed"] = x.l2_flushed;

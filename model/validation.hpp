@@ -114,6 +114,7 @@ struct KernelResult {
   double tight_ramp_s = 0;             // the ramp hull at Q (0: the descriptor has no ramp tables)
   double tight_bandwidth = 0;          // the tight roof (the mix's measured maximum), bytes/s
   std::string tight_first_byte_from;   // "ramp envelope" | "level latency"
+  int tight_passes = 1;                // launch and first byte counted this many times (KernelModel::passes, back-to-back)
   std::string tight_verdict;  // "within-bound" | "beats-bound" (a defect in the kernel or a term)
   std::string tight_missing;  // descriptor fields the tight bound lacked (their terms taken as 0)
   std::string bound_note;

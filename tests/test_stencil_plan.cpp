@@ -203,3 +203,21 @@ TEST_CASE("streaming sections: core plus t x radius, rings of 2r + 1 planes, the
     }
   }
 }
+
+TEST_CASE("streaming threads per block: 128 where 4 or more blocks fit an SM, else 256; the section's cells divide evenly") {
+  CHECK(streaming_threads(6) == 128);
+  CHECK(streaming_threads(4) == 128);
+  CHECK(streaming_threads(3) == 256);  // the 3-D rings (72 KiB at t = 3)
+  CHECK(streaming_threads(1) == 256);
+  CHECK(streaming_threads(0) == 256);
+  for (const int t : {streaming_threads(6), streaming_threads(1)}) {
+    CHECK(kStreamMaxCells % t == 0);  // every thread owns kStreamMaxCells / t cells of a plane
+    CHECK(t % 32 == 0);
+  }
+  // Every built-in shape's section fits the kernel's cells per plane.
+  for (const auto& s : builtin_stencil_shapes()) {
+    const StencilDomain d = s.dims == 3 ? StencilDomain{3, 256, 256, 256} : StencilDomain{2, 4096, 4096, 1};
+    const StencilStreamPlan p = plan_stencil_streaming(s, d, 3, 132 * 3, 226 * 1024);
+    CHECK(p.cells() <= kStreamMaxCells);
+  }
+}

@@ -74,6 +74,44 @@ TEST_CASE("tight bound: the launch overlaps the run; first byte adds to the stre
   CHECK(b.missing[1] == "memory.dram.latency");
 }
 
+TEST_CASE("tight bound: a kernel of several dependent launches pays the fixed costs per launch when timed back-to-back") {
+  const HardwareDescriptor hw = with_fixed_costs();
+  const MemoryRoof l2 = memory_roof(hw, MemoryLevelKind::l2, 0, 0);
+  // Three passes of 3 us streaming each, back-to-back: each is a kernel of Q/3 bytes.
+  const TightBound three = tight_bound(hw, l2, 9e-6 * l2.bandwidth_max, 0.3e-6, true, 3);
+  CHECK(three.passes == 3);
+  CHECK(three.first_byte_s == doctest::Approx(268 / 2e9));  // the per-launch term, not the sum
+  CHECK(three.time_s == doctest::Approx(3 * 268 / 2e9 + 9e-6));
+  CHECK(three.time_s > tight_bound(hw, l2, 9e-6 * l2.bandwidth_max, 0.3e-6, true).time_s);
+  // Launch-bound passes: three back-to-back launch periods.
+  CHECK(tight_bound(hw, l2, 0.3e-6 * l2.bandwidth_max, 0, true, 3).time_s == doctest::Approx(3 * 2.0e-6));
+  // Launched once (cold): the later launches queue behind the first, so the fixed costs count once.
+  const MemoryRoof dram = memory_roof(hw, MemoryLevelKind::dram, 0, 0);
+  const TightBound cold = tight_bound(hw, dram, 30e-6 * dram.bandwidth_max, 0, false, 3);
+  CHECK(cold.passes == 1);
+  CHECK(cold.time_s == doctest::Approx(tight_bound(hw, dram, 30e-6 * dram.bandwidth_max, 0, false).time_s));
+  CHECK(std::any_of(cold.provenance.begin(), cold.provenance.end(),
+                    [](const std::string& l) { return l.find("3 dependent launches") != std::string::npos; }));
+  CHECK_THROWS_AS(tight_bound(hw, l2, 1e6, 0, true, 0), std::invalid_argument);
+  // validate takes the passes from the model, writes them and reads them back.
+  KernelModel k = scale_model(1e5);  // 1.6 MB: in L2
+  k.passes = 3;
+  validation::TimeStats w{12e-6, 11.8e-6, 12.5e-6, 0.01, 20, 40};
+  const auto r = validation::evaluate(hw, k, ComputeUnit::cuda_core, {{"n", 1e5}}, w, 50.0 * (1 << 20), false);
+  CHECK(r.tight_passes == 3);
+  CHECK(r.tight_bound_time_s == doctest::Approx(std::max(3 * 2.0e-6, 3 * 268 / 2e9 + 1.6e6 / l2.bandwidth_max)));
+  validation::ValidationReport rep;
+  rep.results = {r};
+  const auto j = validation::to_json(rep);
+  CHECK(j["results"][0]["tight_bound"]["passes"] == 3);
+  CHECK(validation::from_json(j).results[0].tight_passes == 3);
+  KernelModel one = scale_model(1e5);
+  const auto single = validation::evaluate(hw, one, ComputeUnit::cuda_core, {{"n", 1e5}}, w, 50.0 * (1 << 20), false);
+  CHECK(single.tight_passes == 1);
+  rep.results = {single};
+  CHECK(!validation::to_json(rep)["results"][0]["tight_bound"].contains("passes"));  // one-launch files unchanged
+}
+
 TEST_CASE("predict shows the tight bound beside the paper's") {
   const Prediction p = predict(with_fixed_costs(), scale_model(1e5));  // 1.6 MB: in L2
   CHECK(p.memory_level == "l2");
