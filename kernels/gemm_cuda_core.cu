@@ -303,7 +303,11 @@ KernelVariant cuda_core_variant() {
     const auto pinned = params.find("launch_config");
     return std::make_unique<CudaCoreGemm>(params, pinned == params.end() ? 0 : static_cast<int>(pinned->second));
   };
-  v.adjust_model = gemm::without_c_read;
+  v.adjust_model = [](const KernelParams& p, KernelModel k) {
+    k = gemm::without_c_read(p, std::move(k));
+    k.passes = 2;  // transpose_b, then dgemm_cuda_core (the split-k memset not counted: a bound may omit a cost)
+    return k;
+  };
   v.sass = {{"dgemm_cuda_core", "DFMA", "DMMA"}, {"dgemm_cuda_core", "LDGSTS", ""}};
   return v;
 }

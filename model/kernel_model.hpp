@@ -119,7 +119,8 @@ struct PredictOptions {
 // (empty launch) + 0.34 us + 15.9 us (Q/BW) = 19.4 us. A term the descriptor lacks is 0 and
 // named in `missing`, so the result stays a lower bound.
 // A kernel of p dependent launches timed back-to-back (KernelModel::passes) is p kernels, each
-// bounded as above with Q/p and W/p: T >= max(p launch, p first_byte + max(Q/BW, W/P), p ramp(Q/p)).
+// bounded as above: T >= max(p launch, p first_byte + max(Q/BW, W/P), p ramp(Q/p)), whatever the split of
+// Q and W between them (a sum of maxima is at least the maximum of the sums; the ramp hull is convex).
 struct TightBound {
   bool back_to_back = false;
   // Times the fixed costs are paid: the kernel's passes when timed back-to-back, else 1 (a cold run's

@@ -110,7 +110,16 @@ double MemoryRoof::ramp_time(double bytes) const {
   double t = 0;
   for (const auto& side : ramp) {
     double least = std::numeric_limits<double>::infinity();
-    for (const auto& h : side.hulls) least = std::min(least, hull_time(h, bytes, bandwidth_max));
+    for (const auto& h : side.hulls) {
+      // Beyond the last vertex: the sustained rate, or the last edge's where that is faster.
+      double beyond = bandwidth_sustained > 0 ? bandwidth_sustained : bandwidth_max;
+      if (h.size() >= 2) {
+        const auto& a = h[h.size() - 2];
+        const auto& b = h.back();
+        if (b.second > a.second) beyond = std::max(beyond, (b.first - a.first) / (b.second - a.second));
+      }
+      least = std::min(least, hull_time(h, bytes, beyond));
+    }
     if (std::isfinite(least)) t += side.weight * least;
   }
   return t;
@@ -200,6 +209,7 @@ MemoryRoof memory_roof(const HardwareDescriptor& hw, MemoryLevelKind level, doub
     const Mixed m = mix(patterns, r.read_share);
     r.bandwidth = m.value;
     r.bandwidth_max = m.value_max;
+    r.bandwidth_sustained = m.value_max;
     r.how = m.how;
     r.source = m.sources.size() == 1 ? *m.sources.begin() : "mixed";
     r.provenance.push_back("memory." + lvl + ".patterns: " + r.how + " = " +
@@ -291,7 +301,12 @@ MemoryRoof memory_roof(const HardwareDescriptor& hw, MemoryLevelKind level, doub
         r.ramp.push_back(side(hi->first, w));
         r.ramp_how += " at read share " + share_text(r.read_share);
       }
-      r.provenance.push_back("memory." + lvl + ".ramp: lower convex hull of the least times, " + r.ramp_how);
+      r.provenance.push_back("memory." + lvl + ".ramp: lower convex hull of the least times, " + r.ramp_how +
+                             "; past the largest size at " +
+                             (r.bandwidth_sustained > 0 ? format_quantity(r.bandwidth_sustained, Dimension::bytes_per_second) +
+                                                              " (the patterns' maximum, not the envelope's slope)"
+                                                        : format_quantity(r.bandwidth_max, Dimension::bytes_per_second)) +
+                             " or the hull's last edge where faster");
     }
   }
   return r;

@@ -50,6 +50,11 @@ struct MemoryRoof {
   // The tight bound's roof: the largest bandwidth measured for this mix (patterns' maxima and the
   // ramp envelope's slope), so no run of the probes beat it.
   double bandwidth_max = 0;
+  // The largest bandwidth sustained at the probes' largest sizes for this mix: the patterns' maxima
+  // (dram-bandwidth times 1 GiB arrays), without the ramp envelope's slope, a fit over every size
+  // that the mid sizes pull up (written lines still in the L2: 3.43 TB/s for scale on an H100 whose
+  // HBM3 is 3.35 TB/s). 0 when the level has no patterns for the mix (bandwidth_max serves).
+  double bandwidth_sustained = 0;
   // The least ramp-envelope intercept of the level's patterns (memory.<level>.first_byte); 0 when absent.
   double first_byte_s = 0;
   bool has_first_byte = false;
@@ -60,6 +65,8 @@ struct MemoryRoof {
   // its warm back-to-back times, see memory_roof.cpp): the hulls of the patterns at the
   // neighbouring read shares, weighted like the bandwidths (the least where two patterns share
   // one). ramp_time(Q) is the least time measured to move Q bytes in this mix; 0 without tables.
+  // Past a table's largest size X it adds (Q - X) at the larger of bandwidth_sustained and the
+  // hull's last edge (bandwidth_max without patterns): the L2's help is in the time at X already.
   struct RampSide {
     double weight = 0;
     std::vector<std::vector<std::pair<double, double>>> hulls;  // the least of them at each X

@@ -237,6 +237,25 @@ TEST_CASE("tight bound: the ramp hull of the kernel's mix is a term; a descripto
   const double at = 250e6;
   CHECK(mixed.ramp_time(at) == doctest::Approx(0.5 * hull_time(lower_convex_hull(scale_points()), at, mixed.bandwidth_max) +
                                                0.5 * hull_time(lower_convex_hull({{25e6, 8e-6}, {500e6, 110e-6}}), at, mixed.bandwidth_max)));
+  // Past the largest size: the patterns' sustained maximum (or the hull's last edge where faster),
+  // not the envelope's slope, which the mid sizes pull up (4.68 TB/s here against 4.28 sustained).
+  const MemoryRoof scale_only = memory_roof(hw, MemoryLevelKind::dram, k.read_bytes, k.write_bytes);
+  CHECK(scale_only.bandwidth_max == doctest::Approx(4.68e12));
+  CHECK(scale_only.bandwidth_sustained == doctest::Approx(4.28e12));
+  const double last_edge = (503.3e6 - 360.8e6) / (116.90e-6 - 83.46e-6);  // 4.26 TB/s: slower than sustained
+  REQUIRE(last_edge < 4.28e12);
+  CHECK(scale_only.ramp_time(2e9) == doctest::Approx(116.90e-6 + (2e9 - 503.3e6) / 4.28e12));
+  CHECK(scale_only.ramp_time(2e9) > 116.90e-6 + (2e9 - 503.3e6) / scale_only.bandwidth_max);
+  CHECK(tight_bound(hw, scale_only, 2e9, 0, false).time_s == doctest::Approx(116.90e-6 + (2e9 - 503.3e6) / 4.28e12));
+  CHECK(std::any_of(scale_only.provenance.begin(), scale_only.provenance.end(), [](const std::string& l) {
+    return l.find("past the largest size at") != std::string::npos;
+  }));
+  // A last edge faster than the patterns (a table from a better kernel than the pattern probe's): the edge.
+  HardwareDescriptor fast = hw;
+  fast.memory[MemoryLevelKind::dram].ramp.erase("read");
+  fast.memory[MemoryLevelKind::dram].ramp["scale"] = ramp_table({{100e6, 30e-6}, {500e6, 110e-6}});  // 5 TB/s edge
+  const MemoryRoof f = memory_roof(fast, MemoryLevelKind::dram, k.read_bytes, k.write_bytes);
+  CHECK(f.ramp_time(1e9) == doctest::Approx(110e-6 + 500e6 / 5e12));
   // The L2's warm ramp is data only: kernels beat its per-launch times in back-to-back series.
   hw.memory[MemoryLevelKind::l2].ramp["scale"] = ramp_table({{1e6, 2e-6}, {20e6, 5e-6}});
   CHECK(memory_roof(hw, MemoryLevelKind::l2, 1, 1).ramp.empty());
