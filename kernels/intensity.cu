@@ -14,7 +14,8 @@
 // (HFMA2). Tensor cores: FP64 mma.m16n8k8 (sm_90; four
 // m8n8k4 elsewhere) and FP16 mma.m16n8k16 with FP16 accumulate (as the HFMA2 side and as the wgmma
 // probe that filled compute.tensor_core.fp16); a warp multiplies four independent 16-row tiles per
-// step (ILP 4) against B fragments staged once per block in shared memory; persistent grid.
+// step (ILP 4; two in 2-warp blocks where that spreads the rows over the schedulers better,
+// kernels/work_units.hpp) against B fragments staged once per block in shared memory; persistent grid.
 // Matrix entries s (16+u)/16 2^-e (u < 16, e = 1 + ceil(log2 k / 2)) are exact in fp16, fp32
 // and fp64 and keep |y| near 0.5 sqrt(r) for every k; fp16 inputs are 11-bit values in [0.25, 1).
 #include <cuda_fp16.h>
@@ -31,13 +32,13 @@
 #include "gpu/gpu.hpp"
 #include "runner.hpp"
 #include "verify.hpp"
+#include "work_units.hpp"
 
 namespace ceiling::kernels {
 namespace {
 
 constexpr int kCcThreads = 256;
-constexpr int kTcThreads = 256;  // 8 warps
-constexpr int kTcTiles = 4;      // 16-row tiles per warp step: 64 rows, two 32-row blocks
+constexpr int kTcThreads = 256;  // 8 warps at most (kernels/work_units.hpp intensity_tc_launch: 2 or 8)
 constexpr int kMaxK = 4096;       // the immediate and tensor-core kernels; the staged ones stop at 256
 constexpr int kStagedMaxK = 256;  // staged kernels: r matrices in shared memory (static, <= 48 KiB)
 constexpr int kConstantEntries = 2048;  // the one-row kernels (k < 16, r = 1): w * w entries or half2 pairs
@@ -676,11 +677,11 @@ __device__ __forceinline__ void mma_m16n8k16_fp16(unsigned (&d)[2], unsigned a0,
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
-// One warp step: 4 tiles of 16 rows (two 32-row blocks of 128 double2). Lane (g, t) loads the
+// One warp step: Tiles (4 or 2) tiles of 16 rows (Tiles / 2 32-row blocks of 128 double2). Lane (g, t) loads the
 // double2 holding values 2t, 2t+1 of rows g and g+8 of each tile; A's k-slot t takes value 2t and
 // slot t+4 value 2t+1 (the B fragments are permuted to match), so D lands on the same positions.
 // Every M_j is the one M, so a lane's B fragment is read once (32 per matrix, from global memory).
-template <int R, bool Streaming>
+template <int R, bool Streaming, int Tiles>
 __global__ void __launch_bounds__(kTcThreads) intensity_tensor_core_fp64(const double2* __restrict__ x,
                                                                          double2* __restrict__ y, long long steps,
                                                                          const double2* __restrict__ frag) {
@@ -688,24 +689,24 @@ __global__ void __launch_bounds__(kTcThreads) intensity_tensor_core_fp64(const d
   const double2 b = frag[lane];
   const long long warps = static_cast<long long>(gridDim.x) * (blockDim.x >> 5);
   for (long long s = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; s < steps; s += warps) {
-    long long at[kTcTiles];
-    double2 lo[kTcTiles], hi[kTcTiles];
+    long long at[Tiles];
+    double2 lo[Tiles], hi[Tiles];
 #pragma unroll
-    for (int q = 0; q < kTcTiles; ++q) {
-      at[q] = s * 256 + (q >> 1) * 128 + t * 32 + (q & 1) * 16 + g;
+    for (int q = 0; q < Tiles; ++q) {
+      at[q] = s * (64 * Tiles) + (q >> 1) * 128 + t * 32 + (q & 1) * 16 + g;
       lo[q] = load_stream<Streaming>(x + at[q]);
       hi[q] = load_stream<Streaming>(x + at[q] + 8);
     }
-    double d[kTcTiles][4];
+    double d[Tiles][4];
 #pragma unroll
-    for (int q = 0; q < kTcTiles; ++q) d[q][0] = d[q][1] = d[q][2] = d[q][3] = 0.0;
+    for (int q = 0; q < Tiles; ++q) d[q][0] = d[q][1] = d[q][2] = d[q][3] = 0.0;
 #pragma unroll(R <= 32 ? R : 8)
     for (int j = 0; j < R; ++j) {
 #pragma unroll
-      for (int q = 0; q < kTcTiles; ++q) mma_m16n8k8_fp64(d[q], lo[q].x, hi[q].x, lo[q].y, hi[q].y, b.x, b.y);
+      for (int q = 0; q < Tiles; ++q) mma_m16n8k8_fp64(d[q], lo[q].x, hi[q].x, lo[q].y, hi[q].y, b.x, b.y);
     }
 #pragma unroll
-    for (int q = 0; q < kTcTiles; ++q) {
+    for (int q = 0; q < Tiles; ++q) {
       store_stream<Streaming>(y + at[q], make_double2(d[q][0], d[q][1]));
       store_stream<Streaming>(y + at[q] + 8, make_double2(d[q][2], d[q][3]));
     }
@@ -716,7 +717,7 @@ __global__ void __launch_bounds__(kTcThreads) intensity_tensor_core_fp64(const d
 // A slots 2t, 2t+1 take values 4t, 4t+1 and slots 2t+8, 2t+9 values 4t+2, 4t+3. Two mma per tile
 // (n-halves h = 0, 1); D column n of half h is output 4(n/2) + 2h + n%2, so lane (g, t) ends with
 // outputs 4t..4t+3 of its rows and stores them where it loaded.
-template <int R, bool Streaming>
+template <int R, bool Streaming, int Tiles>
 __global__ void __launch_bounds__(kTcThreads) intensity_tensor_core_fp16(const uint2* __restrict__ x,
                                                                          uint2* __restrict__ y, long long steps,
                                                                          const uint4* __restrict__ frag) {
@@ -724,28 +725,28 @@ __global__ void __launch_bounds__(kTcThreads) intensity_tensor_core_fp16(const u
   const uint4 b = frag[lane];  // the one M's fragment (as the fp64 kernel)
   const long long warps = static_cast<long long>(gridDim.x) * (blockDim.x >> 5);
   for (long long s = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; s < steps; s += warps) {
-    long long at[kTcTiles];
-    uint2 lo[kTcTiles], hi[kTcTiles];
+    long long at[Tiles];
+    uint2 lo[Tiles], hi[Tiles];
 #pragma unroll
-    for (int q = 0; q < kTcTiles; ++q) {
+    for (int q = 0; q < Tiles; ++q) {
       // block of 32 rows x 16 halves = 128 words of 8 bytes; row r, values 4t.. at (t/2)*64 + 2r + t%2
-      at[q] = s * 256 + (q >> 1) * 128 + (t >> 1) * 64 + ((q & 1) * 16 + g) * 2 + (t & 1);
+      at[q] = s * (64 * Tiles) + (q >> 1) * 128 + (t >> 1) * 64 + ((q & 1) * 16 + g) * 2 + (t & 1);
       lo[q] = load_stream<Streaming>(x + at[q]);
       hi[q] = load_stream<Streaming>(x + at[q] + 16);
     }
-    unsigned d[kTcTiles][2][2];
+    unsigned d[Tiles][2][2];
 #pragma unroll
-    for (int q = 0; q < kTcTiles; ++q) d[q][0][0] = d[q][0][1] = d[q][1][0] = d[q][1][1] = 0u;
+    for (int q = 0; q < Tiles; ++q) d[q][0][0] = d[q][0][1] = d[q][1][0] = d[q][1][1] = 0u;
 #pragma unroll(R <= 32 ? R : 8)
     for (int j = 0; j < R; ++j) {
 #pragma unroll
-      for (int q = 0; q < kTcTiles; ++q) {
+      for (int q = 0; q < Tiles; ++q) {
         mma_m16n8k16_fp16(d[q][0], lo[q].x, hi[q].x, lo[q].y, hi[q].y, b.x, b.y);
         mma_m16n8k16_fp16(d[q][1], lo[q].x, hi[q].x, lo[q].y, hi[q].y, b.z, b.w);
       }
     }
 #pragma unroll
-    for (int q = 0; q < kTcTiles; ++q) {
+    for (int q = 0; q < Tiles; ++q) {
       store_stream<Streaming>(y + at[q], make_uint2(d[q][0][0], d[q][1][0]));
       store_stream<Streaming>(y + at[q] + 16, make_uint2(d[q][0][1], d[q][1][1]));
     }
@@ -923,7 +924,8 @@ class IntensityInstance final : public KernelInstance {
   }
   void launch_tensor_core(cudaStream_t s) {
     if constexpr (sizeof(T) != 4) {
-      const long long steps = n_ / (64LL * W);
+      if (tc_launch_.tiles == 0) tc_launch_ = intensity_tc_launch(n_ / W, current_sm_count());
+      const long long steps = n_ / (16LL * tc_launch_.tiles * W);
       constexpr int kMaxR = kMaxK / W;
       with_r<kMaxR>(r(), [&](auto rc) {
         constexpr int R = decltype(rc)::value;
@@ -931,13 +933,17 @@ class IntensityInstance final : public KernelInstance {
           if constexpr (sizeof(T) == 8) {
             auto* x = reinterpret_cast<const double2*>(x_.data());
             auto* y = reinterpret_cast<double2*>(y_.data());
-            if (streaming_) run_tc(intensity_tensor_core_fp64<R, true>, x, y, steps, s);
-            else run_tc(intensity_tensor_core_fp64<R, false>, x, y, steps, s);
+            if (tc_launch_.tiles == 2)
+              run_tc(streaming_ ? intensity_tensor_core_fp64<R, true, 2> : intensity_tensor_core_fp64<R, false, 2>, x, y, steps, s);
+            else
+              run_tc(streaming_ ? intensity_tensor_core_fp64<R, true, 4> : intensity_tensor_core_fp64<R, false, 4>, x, y, steps, s);
           } else {
             auto* x = reinterpret_cast<const uint2*>(x_.data());
             auto* y = reinterpret_cast<uint2*>(y_.data());
-            if (streaming_) run_tc(intensity_tensor_core_fp16<R, true>, x, y, steps, s);
-            else run_tc(intensity_tensor_core_fp16<R, false>, x, y, steps, s);
+            if (tc_launch_.tiles == 2)
+              run_tc(streaming_ ? intensity_tensor_core_fp16<R, true, 2> : intensity_tensor_core_fp16<R, false, 2>, x, y, steps, s);
+            else
+              run_tc(streaming_ ? intensity_tensor_core_fp16<R, true, 4> : intensity_tensor_core_fp16<R, false, 4>, x, y, steps, s);
           }
         }
       });
@@ -1058,8 +1064,9 @@ class IntensityInstance final : public KernelInstance {
   // Persistent grid: as many blocks as stay resident, no more than the work needs.
   template <class X, class Y>
   void run_tc(void (*kernel)(const X*, Y*, long long, const Frag*), const X* x, Y* y, long long steps, Stream s) {
-    if (tc_grid_ == 0) tc_grid_ = resident_grid(kernel, kTcThreads, (steps + kTcThreads / 32 - 1) / (kTcThreads / 32));
-    kernel<<<tc_grid_, kTcThreads, 0, s>>>(x, y, steps, frag_.data());
+    const int warps = tc_launch_.threads / 32;
+    if (tc_grid_ == 0) tc_grid_ = resident_grid(kernel, tc_launch_.threads, (steps + warps - 1) / warps);
+    kernel<<<tc_grid_, tc_launch_.threads, 0, s>>>(x, y, steps, frag_.data());
   }
 
   long long n_;
@@ -1070,6 +1077,7 @@ class IntensityInstance final : public KernelInstance {
   gpu::DeviceBuffer<uint4> wide_;
   bool streaming_ = false;
   int tc_grid_ = 0, wide_grid_ = 0, imm_grid_ = 0;
+  IntensityTcLaunch tc_launch_{0, 0};  // chosen on the first tensor-core launch
   int cc_config_ = 0;  // CUDA cores: 1 staged, 2 immediates; 0 until tuned (k < kImmMinK: staged)
   std::uint64_t seed_ = 1;
   unsigned long long generation_ = 0;
@@ -1088,10 +1096,10 @@ KernelVariant intensity_variant(ComputeUnit unit) {
   const std::string name = sizeof(T) == 8 ? "fp64" : sizeof(T) == 4 ? "fp32" : "fp16";
   if (tc)
     v.description = sizeof(T) == 8
-                        ? "y = x (M_1 + .. + M_r) per 8-value row, FP64 mma.m16n8k8, 4 tiles of 16 rows per warp step, "
+                        ? "y = x (M_1 + .. + M_r) per 8-value row, FP64 mma.m16n8k8, 4 tiles of 16 rows per warp step (2 where the rows are few), "
                           "M's B fragment read once per lane (M_j = M), persistent grid"
                         : "y = x (M_1 + .. + M_r) per 16-value row, FP16 mma.m16n8k16 with FP16 accumulate, 4 tiles of "
-                          "16 rows per warp step, M's B fragment read once per lane (M_j = M), persistent grid";
+                          "16 rows per warp step (2 where the rows are few), M's B fragment read once per lane (M_j = M), persistent grid";
   else
     v.description = "y = x (M_1 + .. + M_r), " +
                     (sizeof(T) == 2 ? std::string("HFMA2 with FP16 accumulate") : std::string(sizeof(T) == 8 ? "DFMA" : "FFMA")) +

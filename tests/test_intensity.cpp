@@ -18,6 +18,7 @@
 #include "kernels/registry.hpp"
 #include "kernels/sweep.hpp"
 #include "kernels/verify.hpp"
+#include "kernels/work_units.hpp"
 #include "model/descriptor.hpp"
 #include "model/kernel_kind.hpp"
 #include "model/kernel_model.hpp"
@@ -415,3 +416,24 @@ TEST_CASE("intensity through the CLI: predict takes --n and --k, errors name the
 }
 
 TEST_SUITE_END();
+
+TEST_CASE("work units over the schedulers: the tensor-core intensity launch picks 2 tiles in 2-warp blocks where the rows are few") {
+  using kernels::IntensityTcLaunch, kernels::intensity_tc_launch, kernels::scheduler_balance;
+  // 132 SMs, 528 schedulers. 1608 units in 201 blocks of 8 warps: 69 SMs hold 2 blocks (4 warps per
+  // scheduler), the mean is 3.045.
+  CHECK(scheduler_balance(1608, 8, 132) == doctest::Approx(1608.0 / 528 / 4));
+  CHECK(scheduler_balance(3216, 2, 132) == doctest::Approx(3216.0 / 528 / 7));
+  CHECK(scheduler_balance(528, 4, 132) == doctest::Approx(1.0));  // one unit per scheduler
+  CHECK(scheduler_balance(0, 8, 132) == 1.0);
+  CHECK(scheduler_balance(10, 0, 132) == 1.0);
+  // In the L2 (fp64, 823296 values = 102912 rows; fp16 205824 rows): the finer launch.
+  const IntensityTcLaunch small = intensity_tc_launch(102912, 132);
+  CHECK(small.tiles == 2);
+  CHECK(small.threads == 64);
+  CHECK(intensity_tc_launch(205824, 132).tiles == 2);
+  // Out of the L2 (tens of millions of rows): 4 tiles, 8 warps; the balance is near 1 either way.
+  const IntensityTcLaunch big = intensity_tc_launch(16LL << 20, 132);
+  CHECK(big.tiles == 4);
+  CHECK(big.threads == 256);
+  CHECK(scheduler_balance((16LL << 20) / 64, 8, 132) > 0.99);
+}

@@ -219,7 +219,11 @@ TEST_CASE("intensity variants: every k of the sweep (one row per thread below 16
     // 37 x 64 rows: 74 blocks of 32 rows, 4 per warp on the wide path, so the last warp has 2;
     // 4096 x 64 rows: every warp full. The second size is large enough to stream (not in L2).
     const int k_max = v.precision == Precision::fp16 ? 4096 : 1024;  // the sweep's (kernel_kind.cpp)
-    for (double rows64 : {37.0, 4096.0 * 16})
+    // Tensor cores also at 1608 x 64 rows (fp64 in the L2 on 132 SMs), where the launch takes 2 tiles
+    // per warp step in 2-warp blocks (kernels/work_units.hpp; the other sizes take 4 in 8-warp blocks).
+    std::vector<double> sizes = {37.0, 4096.0 * 16};
+    if (v.unit == ComputeUnit::tensor_core) sizes.insert(sizes.begin() + 1, 1608.0);
+    for (double rows64 : sizes)
       for (int k = 1; k <= k_max; k *= 2) {
         // CUDA cores at k >= 32: the tuned choice (0) and each kernel it picks from, pinned
         // (1 staged up to k = 256, 2 immediates).
@@ -254,8 +258,8 @@ TEST_CASE("intensity variants: every k of the sweep (one row per thread below 16
     }
   }
   // Per size: fp64 and fp32 CUDA cores 11 k + 4 x 2 pinned (k = 32 .. 256) + 2 x 1 (512, 1024); fp16
-  // CUDA cores 13 k + 8 + 4; fp64 tensor cores 11, fp16 13.
-  CHECK(checked == 2 * ((11 + 8 + 2) * 2 + (13 + 8 + 4) + 11 + 13));
+  // CUDA cores 13 k + 8 + 4; fp64 tensor cores 11, fp16 13 (three sizes).
+  CHECK(checked == 2 * ((11 + 8 + 2) * 2 + (13 + 8 + 4)) + 3 * (11 + 13));
 }
 
 TEST_CASE("GEMV: every launch shape the tuners pick from matches the CPU reference") {
