@@ -105,6 +105,11 @@ TEST_CASE("tight bound: a kernel of several dependent launches pays the fixed co
   const auto j = validation::to_json(rep);
   CHECK(j["results"][0]["tight_bound"]["passes"] == 3);
   CHECK(validation::from_json(j).results[0].tight_passes == 3);
+  for (const double bad : {0.0, -2.0, 1.5}) {  // a results file with passes below 1 or not whole is refused
+    auto broken = j;
+    broken["results"][0]["tight_bound"]["passes"] = bad;
+    CHECK_THROWS(validation::from_json(broken));
+  }
   KernelModel one = scale_model(1e5);
   const auto single = validation::evaluate(hw, one, ComputeUnit::cuda_core, {{"n", 1e5}}, w, 50.0 * (1 << 20), false);
   CHECK(single.tight_passes == 1);
