@@ -556,7 +556,7 @@ class StencilInstance : public KernelInstance {
         steps_(static_cast<int>(params.count("steps") ? params.at("steps") : 1)),
         streaming_(!ctx.in_l2),
         plain_config_(static_cast<int>(params.count("launch_config") ? params.at("launch_config") : 0)) {
-    if (plain_config_ < kPlainAuto || plain_config_ > kPlainColumns || (M != StencilMethod::plain && plain_config_ != 0))
+    if (plain_config_ < kPlainAuto || plain_config_ > kPlainColumns || (M != StencilMethod::plain && plain_config_ != kPlainAuto))
       throw std::invalid_argument("stencil: no launch_config " + std::to_string(plain_config_) +
                                   " (plain: 0 chosen by shape and size, 1 one point per thread, 2 columns)");
     check_stencil_domain(shape_, dom_);
@@ -889,7 +889,7 @@ class StencilInstance : public KernelInstance {
                              cols.size() * static_cast<size_t>(dn) <= static_cast<size_t>(kMaxPlainColumnWeights);
     if (plain_config_ == kPlainColumns && !has_columns)
       throw std::invalid_argument("stencil plain: launch_config 2 (columns) needs a 2-D shape of outer radius 1 or a full box");
-    const bool use = plain_config_ == kPlainColumns || (plain_config_ == kPlainAuto && has_columns && (!three || columns_3d));
+    const bool use = plain_config_ != kPlainPoint && (plain_config_ == kPlainColumns || (has_columns && (!three || columns_3d)));
     if (!use) plain_dm_ = 0;
     if (!plain_dm_) return;
     for (const auto& [key, taps] : cols) {
