@@ -514,7 +514,8 @@ bool operator==(const Field& a, const Field& b) {
 }
 
 bool operator==(const RampTable& a, const RampTable& b) {
-  return std::tie(a.points, a.probe, a.date, a.sm_clock_hz, a.note) == std::tie(b.points, b.probe, b.date, b.sm_clock_hz, b.note);
+  return std::tie(a.points, a.probe, a.date, a.sm_clock_hz, a.note, a.timing) ==
+         std::tie(b.points, b.probe, b.date, b.sm_clock_hz, b.note, b.timing);
 }
 
 bool operator==(const MemoryLevel& a, const MemoryLevel& b) {

@@ -80,8 +80,15 @@ struct RampTable {
   std::string date;          // ISO 8601, UTC
   double sm_clock_hz = 0;
   std::string note;
+  // How each point was timed (kRampTimings): "cold" (the L2 evicted, events around one launch, as
+  // validate times out-of-L2 kernels), "warm" (back-to-back launches, per launch), or
+  // "warm-validate" (as "warm", and the counted repeats each followed by a clock sample, exactly as
+  // validate times in-L2 kernels); empty in descriptors written before 2026-11-27. Provenance
+  // only: the L2's tables stay data (memory_roof.cpp says why).
+  std::string timing;
   bool present() const { return !points.empty(); }
 };
+inline constexpr const char* kRampTimings[] = {"cold", "warm", "warm-validate"};
 
 struct MemoryLevel {
   Field capacity{Dimension::bytes};

@@ -297,14 +297,14 @@ struct DescriptorReader {
     return out;
   }
 
-  // memory.<level>.ramp.<pattern>: {points: [[bytes, time], ...], probe, date, sm_clock, note}.
+  // memory.<level>.ramp.<pattern>: {points: [[bytes, time], ...], probe, date, sm_clock, note, timing}.
   std::map<std::string, RampTable> ramps(const Entry& e, const std::string& path) const {
     static const std::set<std::string> kPatterns{"read", "write", "copy", "scale", "triad"};
     std::map<std::string, RampTable> out;
     for (const auto& [k, sub] : L.mapping(e.value, e.key.Mark(), path, {})) {
       const std::string p = path + "." + k;
       if (!kPatterns.count(k)) L.fail(sub.key.Mark(), p, "not a stream pattern (read, write, copy, scale, triad)");
-      auto m = L.mapping(sub.value, sub.key.Mark(), p, {"points", "probe", "date", "sm_clock", "note"});
+      auto m = L.mapping(sub.value, sub.key.Mark(), p, {"points", "probe", "date", "sm_clock", "note", "timing"});
       RampTable t;
       const Entry& pts = L.require(m, "points", sub.key.Mark(), p);
       if (!pts.value.IsSequence() || pts.value.size() < 2)
@@ -322,6 +322,12 @@ struct DescriptorReader {
         t.points.emplace_back(x, y);
       }
       provenance(m, sub.key.Mark(), p, t.probe, t.date, t.sm_clock_hz, t.note);
+      if (auto v = m.find("timing"); v != m.end()) {
+        t.timing = L.scalar(v->second, p + ".timing");
+        if (std::find(std::begin(kRampTimings), std::end(kRampTimings), t.timing) == std::end(kRampTimings))
+          L.fail(Loader::value_mark(v->second), p + ".timing",
+                 "expected cold, warm or warm-validate, got '" + t.timing + "'");
+      }
       out.emplace(k, std::move(t));
     }
     return out;
@@ -1014,6 +1020,7 @@ void emit_ramps(YAML::Emitter& out, const std::map<std::string, RampTable>& ramp
     emit_text(out, "date", t.date);
     if (t.sm_clock_hz > 0) emit_quantity(out, "sm_clock", t.sm_clock_hz, Dimension::hertz);
     if (!t.note.empty()) emit_text(out, "note", t.note);
+    if (!t.timing.empty()) emit_text(out, "timing", t.timing);
     out << YAML::EndMap;
   }
   out << YAML::EndMap;

@@ -266,10 +266,13 @@ MemoryRoof memory_roof(const HardwareDescriptor& hw, MemoryLevelKind level, doub
       r.provenance.push_back("memory." + lvl + ".first_byte = " + format_quantity(r.first_byte_s, Dimension::seconds) +
                              " (ramp envelope, the least of the level's patterns: " + which + ")");
     // Ramp tables: the patterns at the two read shares around the kernel's (the nearest outside).
-    // DRAM only: a cold single launch is a floor any kernel meets. The L2 ramp is timed warm,
-    // per launch of a back-to-back series, where a kernel's tail overlaps the next launch by an
-    // amount that depends on the kernel: on an H200 the SCALE kernel ran 4-11% under the L2
-    // ramp's own least times at 1.9-7.5 MB (its hull would be beaten); the L2 bound keeps the line.
+    // DRAM only: a cold single launch is a floor any kernel meets. The L2 ramp is timed warm, per
+    // launch of a back-to-back series, and its least times move between runs by more than its
+    // hull's slack: on an H200 (2026-11-26, GPU-c400963d) SCALE ran up to 11% under the hull at
+    // 1.8-3.7 MB; timed exactly as validate times in-L2 kernels ("warm-validate", clock-sampled
+    // repeats), four runs on one H100 (2026-11-27, GPU-6c0e52c7) gave 2.10-2.27 us at 800 KiB, and
+    // SCALE medians beat single-run hulls by up to 8% (NOTES, eighth session). The L2 bound keeps
+    // the line first_byte + Q/BW, fitted under every point with slack.
     std::map<double, std::vector<std::pair<std::string, const RampTable*>>> tables;
     if (level == MemoryLevelKind::dram)
       for (const auto& [name, t] : L.ramp)

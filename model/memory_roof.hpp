@@ -61,8 +61,8 @@ struct MemoryRoof {
   std::string how;           // "scale (read share 1/2)", "read 1 .. triad 0.667 at 0.9998", ...
   std::string source;        // "measured" | "spec" | "mixed"
   std::vector<std::string> provenance;
-  // DRAM's ramp tables for this mix (memory.dram.ramp.*; the L2's are data only: kernels beat
-  // its warm back-to-back times, see memory_roof.cpp): the hulls of the patterns at the
+  // DRAM's ramp tables for this mix (memory.dram.ramp.*; the L2's are data only: its warm
+  // back-to-back least times move between runs, see memory_roof.cpp): the hulls of the patterns at the
   // neighbouring read shares, weighted like the bandwidths (the least where two patterns share
   // one). ramp_time(Q) is the least time measured to move Q bytes in this mix; 0 without tables.
   // Past a table's largest size X it adds (Q - X) at the larger of bandwidth_sustained and the

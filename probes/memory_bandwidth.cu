@@ -809,12 +809,15 @@ std::vector<RampPoint> stream_ramp(StreamPattern p, const std::vector<std::size_
       gpu::Timing t;
       int launches = 1;
     };
-    const auto timed = [&](const LaunchConfig& cfg, int reps) {
+    // final: the chosen configuration's counted run. Warm, it takes a clock sample after every
+    // repeat as validate does (gpu::TimingOptions), so the GPU is kept busy between repeats the
+    // same way; the search takes none (its samples took 3 of the ramp's 3.7 s on an H200).
+    const auto timed = [&](const LaunchConfig& cfg, int reps, bool final) {
       Timed r;
       gpu::TimingOptions o;
       o.max_retries = 0;
       o.max_cv = 1.0;  // the least time is what counts; noise only makes it larger
-      o.clock_samples = 0;  // no clock in a ramp point; the samples took 3 of its 3.7 s (H200)
+      o.clock_samples = final && timing == RampTiming::warm ? -1 : 0;
       if (timing == RampTiming::cold) {
         o.warmup = 1;
         o.repeats = reps;
@@ -846,14 +849,14 @@ std::vector<RampPoint> stream_ramp(StreamPattern p, const std::vector<std::size_
       if (cfg.blocks_per_sm < 0 || seen[cfg.str()]) continue;
       seen[cfg.str()] = true;
       ++pt.configs_tried;
-      const Timed t = timed(cfg, search_repeats);
+      const Timed t = timed(cfg, search_repeats, false);
       if (best < 0 || t.t.summary.median < best) {
         best = t.t.summary.median;
         pt.config = cfg;
       }
     }
     if (best < 0) throw std::runtime_error("ramp: no launch configuration fits this device");
-    const Timed final_t = timed(pt.config, repeats);
+    const Timed final_t = timed(pt.config, repeats, true);
     pt.min_s = final_t.t.summary.min;
     pt.median_s = final_t.t.summary.median;
     pt.cv = final_t.t.summary.cv;

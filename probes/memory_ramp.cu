@@ -100,6 +100,8 @@ ProbeOutput run_memory_ramp(const ProbeContext& ctx) {
       ro.table.probe = "memory-ramp";
       ro.table.date = gpu::utc_now_iso8601();
       ro.table.sm_clock_hz = clock;
+      // The warm points' counted repeats are clock-sampled as validate's (mem::stream_ramp).
+      ro.table.timing = lv.timing == RampTiming::cold ? "cold" : "warm-validate";
       ro.table.note = std::string("least time over the launch configurations tried at each size, ") +
                       (lv.timing == RampTiming::cold ? "cold: L2 evicted, events around one launch"
                                                      : "warm: back-to-back launches, per launch");

@@ -261,10 +261,26 @@ TEST_CASE("tight bound: the ramp hull of the kernel's mix is a term; a descripto
   fast.memory[MemoryLevelKind::dram].ramp["scale"] = ramp_table({{100e6, 30e-6}, {500e6, 110e-6}});  // 5 TB/s edge
   const MemoryRoof f = memory_roof(fast, MemoryLevelKind::dram, k.read_bytes, k.write_bytes);
   CHECK(f.ramp_time(1e9) == doctest::Approx(110e-6 + 500e6 / 5e12));
-  // The L2's warm ramp is data only: kernels beat its per-launch times in back-to-back series.
-  hw.memory[MemoryLevelKind::l2].ramp["scale"] = ramp_table({{1e6, 2e-6}, {20e6, 5e-6}});
-  CHECK(memory_roof(hw, MemoryLevelKind::l2, 1, 1).ramp.empty());
-  hw.memory[MemoryLevelKind::l2].ramp.clear();
+  // The L2's warm ramp is data only, however it was timed: its least times move between runs by
+  // more than its hull's slack (SCALE beat single-run hulls by up to 8%, H100 2026-11-27).
+  auto& l2 = hw.memory[MemoryLevelKind::l2];
+  l2.patterns["scale"] = Field{Dimension::bytes_per_second, std::nullopt,
+                               MeasuredValue{7.9e12, 7.9e12, 7.9e12, 12, 0, "memory-ramp", "2026-11-27T00:00:00Z", 1.98e9, false, ""}};
+  l2.first_byte["scale"] = Field{Dimension::seconds, std::nullopt,
+                                 MeasuredValue{1.7e-6, 1.7e-6, 1.7e-6, 12, 0, "memory-ramp", "2026-11-27T00:00:00Z", 1.98e9, false, ""}};
+  l2.ramp["scale"] = ramp_table({{1e6, 2.2e-6}, {4e6, 2.5e-6}, {20e6, 5e-6}});
+  const KernelModel small = scale_model(4e6 / 16);  // 4 MB in the L2
+  for (const std::string timing : {"", "warm", "cold", "warm-validate"}) {
+    l2.ramp["scale"].timing = timing;
+    const MemoryRoof r = memory_roof(hw, MemoryLevelKind::l2, small.read_bytes, small.write_bytes);
+    CHECK(r.ramp.empty());
+    const TightBound t = tight_bound(hw, r, small.traffic_bytes, 0, true);
+    CHECK(t.ramp_s == 0);
+    CHECK(t.time_s == doctest::Approx(1.7e-6 + 4e6 / 7.9e12));  // the line, under the table's 2.5 us
+  }
+  l2.ramp.clear();
+  l2.patterns.clear();
+  l2.first_byte.clear();
   // What-if bandwidths leave the measured ramp out.
   PredictOptions what_if;
   what_if.bandwidth_override = 8e12;
@@ -302,4 +318,20 @@ TEST_CASE("descriptor: ramp tables load strictly and round-trip") {
   CHECK(broken(first, "[\"25.2 MB\"]").find("expected [bytes, time]") != std::string::npos);
   CHECK(broken("scale:\n        points:", "scales:\n        points:").find("not a stream pattern") != std::string::npos);
   CHECK(broken("probe: \"memory-ramp\"", "prob: \"memory-ramp\"").find("unknown key") != std::string::npos);
+  // How the points were timed: one of three words, kept through a round trip.
+  hw.memory[MemoryLevelKind::dram].ramp["scale"].timing = "cold";
+  const std::string timed = to_yaml(hw);
+  REQUIRE(timed.find("timing: \"cold\"") != std::string::npos);
+  CHECK(parse_descriptor(timed, "ramp.yaml") == hw);
+  std::string bad = timed;
+  bad.replace(bad.find("timing: \"cold\""), std::string("timing: \"cold\"").size(), "timing: \"warmish\"");
+  try {
+    parse_descriptor(bad, "bad.yaml");
+    FAIL("a ramp timing that is not cold, warm or warm-validate was accepted");
+  } catch (const DescriptorError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("bad.yaml:") != std::string::npos);
+    CHECK(what.find("memory.dram.ramp.scale.timing") != std::string::npos);
+    CHECK(what.find("expected cold, warm or warm-validate, got 'warmish'") != std::string::npos);
+  }
 }
