@@ -565,10 +565,12 @@ __device__ __forceinline__ __half2 immediate_pair() {  // (M[I][2P], M[I][2P+1])
   return __half2(r);
 }
 
-template <class T, int K, bool Streaming>
+// G: row blocks per warp, imm_rows<T>() or 1 (where that balances the schedulers better: in the L2,
+// kernels/work_units.hpp intensity_imm_group).
+template <class T, int K, bool Streaming, int G = imm_rows<T>()>
 __global__ void __launch_bounds__(kWideThreads) intensity_cuda_core_imm(const uint4* __restrict__ x, uint4* __restrict__ y,
                                                                      long long row_blocks) {
-  constexpr int W = row_width<T>(), NV = W * static_cast<int>(sizeof(T)) / 16, R = K / W, G = imm_rows<T>();
+  constexpr int W = row_width<T>(), NV = W * static_cast<int>(sizeof(T)) / 16, R = K / W;
   static_assert(K >= W && K % W == 0, "immediate kernel: whole matrices");
   const int lane = threadIdx.x & 31;
   const long long groups = (row_blocks + G - 1) / G;
@@ -807,21 +809,23 @@ class IntensityInstance final : public KernelInstance {
  public:
   // launch_config (hidden parameter; the GPU test checks each): 0 tunes on first use, 1 the
   // staged kernels (constant or shared-memory matrices, k <= 256), 2 the immediate kernel (CUDA
-  // cores, k >= 32; the only one above k = 256).
+  // cores, k >= 32; the only one above k = 256), 3 the immediate kernel with one row block per
+  // warp (in the L2 only; tried where it balances the schedulers better, work_units.hpp).
   IntensityInstance(long long n, long long k, ComputeUnit unit, const RunContext& ctx, int launch_config)
       : n_(n), k_(static_cast<int>(k)), unit_(unit), x_(n), y_(n), cc_config_(launch_config) {
     if (!supported_k(k)) throw std::invalid_argument("intensity kernels run k = 1, 2, 4, ..., 256, got " + std::to_string(k));
-    if (launch_config != 0 && (unit != ComputeUnit::cuda_core || launch_config < 0 || launch_config > 2 ||
-                               (launch_config == 2 && k < kImmMinK) || (launch_config == 1 && k > kStagedMaxK)))
+    streaming_ = !ctx.in_l2;
+    if (launch_config != 0 && (unit != ComputeUnit::cuda_core || launch_config < 0 || launch_config > 3 ||
+                               (launch_config >= 2 && k < kImmMinK) || (launch_config == 1 && k > kStagedMaxK) ||
+                               (launch_config == 3 && streaming_)))
       throw std::invalid_argument("intensity: no launch configuration " + std::to_string(launch_config) +
                                   " here (CUDA cores: 1 staged at k <= " + std::to_string(kStagedMaxK) +
-                                  ", 2 immediates at k >= " + std::to_string(kImmMinK) + ")");
+                                  ", 2 immediates at k >= " + std::to_string(kImmMinK) +
+                                  ", 3 immediates by single row blocks at k >= " + std::to_string(kImmMinK) + " in the L2)");
     if (n % (64LL * W) != 0)
       throw std::invalid_argument("intensity kernels need n % " + std::to_string(64 * W) + " == 0 (64 rows of " +
                                   std::to_string(W) + "), got " + std::to_string(n));
     if (unit_ == ComputeUnit::tensor_core && sizeof(T) == 4) throw std::invalid_argument("no fp32 tensor-core intensity kernel");
-    streaming_ = !ctx.in_l2;
-    if (unit_ == ComputeUnit::cuda_core && k_ > kStagedMaxK && cc_config_ == 0) cc_config_ = 2;  // nothing to tune
     if (unit_ == ComputeUnit::tensor_core) frag_ = gpu::DeviceBuffer<Frag>(32);  // the one M's fragments
   }
   long long output_elements() const override { return n_; }
@@ -838,19 +842,55 @@ class IntensityInstance final : public KernelInstance {
     else if (wide() && k_ <= kStagedMaxK) upload_wide_matrices();
     else if (!wide()) upload_constants();  // above k = 256 only the immediate kernel runs: nothing to upload
     CUDA_CHECK(cudaDeviceSynchronize());
-    // Staged or immediate kernel: each timed once (median of 5, in the L2 state validate times it
-    // in), the faster kept, as GEMV tunes its shapes.
-    if (unit_ == ComputeUnit::cuda_core && k_ >= kImmMinK && cc_config_ == 0)
-      cc_config_ = pick_fastest({1, 2}, [this](int config, cudaStream_t st) { launch_cuda_core(config, st); }, streaming_);
+    // Staged or immediate kernel (and in the L2 the immediates by single row blocks where they
+    // balance the schedulers better): each timed once (median of 5, in the L2 state validate
+    // times it in), the fastest kept, as GEMV tunes its shapes.
+    if (unit_ == ComputeUnit::cuda_core && k_ >= kImmMinK && cc_config_ == 0) {
+      std::vector<int> configs;
+      if (k_ <= kStagedMaxK) configs.push_back(1);
+      configs.push_back(2);
+      if (!streaming_ && single_blocks_balance_better()) configs.push_back(3);
+      cc_config_ = configs.size() == 1 ? configs[0]
+                                       : pick_fastest(configs, [this](int config, cudaStream_t st) { launch_cuda_core(config, st); }, streaming_);
+    }
+  }
+  // Whether one row block per warp spreads the work over the schedulers better than imm_rows<T>()
+  // (by more than 5 points), for the grids the two launches would take.
+  bool single_blocks_balance_better() {
+    const long long row_blocks = n_ / W / 32;
+    bool better = false;
+    with_k(k_, [&](auto kc) {
+      constexpr int K = decltype(kc)::value;
+      if constexpr (K >= kImmMinK) {
+        constexpr int G = imm_rows<T>(), warps = kWideThreads / 32;
+        const long long grid_wide = resident_grid(intensity_cuda_core_imm<T, K, false>, kWideThreads, ((row_blocks + G - 1) / G + warps - 1) / warps);
+        const long long grid_one = resident_grid(intensity_cuda_core_imm<T, K, false, 1>, kWideThreads, (row_blocks + warps - 1) / warps);
+        better = intensity_imm_group(row_blocks, G, grid_wide, grid_one, warps, current_sm_count()) == 1;
+      }
+    });
+    return better;
   }
   void poison_output() override { poison(y_.data(), y_.bytes()); }
   void launch(Stream s) override {
-    if (unit_ == ComputeUnit::cuda_core) launch_cuda_core(cc_config_ == 0 ? 1 : cc_config_, s);
+    if (unit_ == ComputeUnit::cuda_core) launch_cuda_core(cc_config_ != 0 ? cc_config_ : k_ > kStagedMaxK ? 2 : 1, s);
     else launch_tensor_core(s);
     CUDA_CHECK_LAUNCH();
   }
   void launch_cuda_core(int config, cudaStream_t s) {
-    if (config == 2) {
+    if (config == 3) {  // in the L2 only (the constructor refuses it streaming)
+      const long long row_blocks = n_ / W / 32;
+      with_k(k_, [&](auto kc) {
+        constexpr int K = decltype(kc)::value;
+        if constexpr (K >= kImmMinK) {
+          auto* kernel = intensity_cuda_core_imm<T, K, false, 1>;
+          if (imm1_grid_ == 0) imm1_grid_ = resident_grid(kernel, kWideThreads, (row_blocks + kWideThreads / 32 - 1) / (kWideThreads / 32));
+          kernel<<<imm1_grid_, kWideThreads, 0, s>>>(reinterpret_cast<const uint4*>(x_.data()), reinterpret_cast<uint4*>(y_.data()),
+                                                     row_blocks);
+        } else {
+          throw std::logic_error("intensity: the immediate kernel needs k >= " + std::to_string(kImmMinK));
+        }
+      });
+    } else if (config == 2) {
       const long long row_blocks = n_ / W / 32;
       const auto* x = reinterpret_cast<const uint4*>(x_.data());
       auto* y = reinterpret_cast<uint4*>(y_.data());
@@ -1076,9 +1116,9 @@ class IntensityInstance final : public KernelInstance {
   gpu::DeviceBuffer<Frag> frag_;
   gpu::DeviceBuffer<uint4> wide_;
   bool streaming_ = false;
-  int tc_grid_ = 0, wide_grid_ = 0, imm_grid_ = 0;
+  int tc_grid_ = 0, wide_grid_ = 0, imm_grid_ = 0, imm1_grid_ = 0;
   IntensityTcLaunch tc_launch_{0, 0};  // chosen on the first tensor-core launch
-  int cc_config_ = 0;  // CUDA cores: 1 staged, 2 immediates; 0 until tuned (k < kImmMinK: staged)
+  int cc_config_ = 0;  // CUDA cores: 1 staged, 2 immediates, 3 immediates by single row blocks; 0 until tuned (k < kImmMinK: staged)
   std::uint64_t seed_ = 1;
   unsigned long long generation_ = 0;
   std::vector<double> m_, msum_;

@@ -437,3 +437,36 @@ TEST_CASE("work units over the schedulers: the tensor-core intensity launch pick
   CHECK(big.threads == 256);
   CHECK(scheduler_balance((16LL << 20) / 64, 8, 132) > 0.99);
 }
+
+TEST_CASE("work units over the schedulers: persistent grids, and the CUDA-core immediate kernel's single row blocks where groups quantize") {
+  using kernels::intensity_imm_group, kernels::persistent_balance, kernels::scheduler_balance;
+  // One unit per warp, a grid sized to the work: the same figure as scheduler_balance (blocks go
+  // to SMs in turn, so the SMs that take an extra block are the first ones).
+  CHECK(persistent_balance(1592, 4, 398, 132) == doctest::Approx(scheduler_balance(1592, 4, 132)));
+  CHECK(persistent_balance(1592, 4, 398, 132) == doctest::Approx(1592.0 / 528 / 4));  // 2 SMs hold a 4th block
+  // A resident grid smaller than the work: 3184 units over 528 blocks (2112 warps); the first 1072
+  // warps (blocks 0-267) take 2. SM 0 holds blocks 0, 132, 264 (2 units a warp) and 396 (1): 7 per
+  // scheduler against a mean of 6.03.
+  CHECK(persistent_balance(3184, 4, 528, 132) == doctest::Approx(3184.0 / 528 / 7));
+  CHECK(persistent_balance(3184, 4, 796, 132) == doctest::Approx(3184.0 / 528 / 7));  // one unit a warp: 4 SMs take a 7th block
+  CHECK(persistent_balance(528 * 5, 4, 132, 132) == doctest::Approx(1.0));  // 5 units per warp, even
+  CHECK(persistent_balance(0, 4, 10, 132) == 1.0);
+  CHECK(persistent_balance(10, 4, 0, 132) == 1.0);
+  // The H100's in-L2 fp64 size of one run (815104 values, 3184 row blocks): groups of 2 give 0.754,
+  // single row blocks 0.861, whatever the resident grids (2 to 16 blocks of 4 warps per SM).
+  for (int per_sm : {2, 4, 8, 16}) {
+    const long long wide = std::min<long long>(398, per_sm * 132LL), one = std::min<long long>(796, per_sm * 132LL);
+    CHECK(persistent_balance(1592, 4, wide, 132) == doctest::Approx(0.754).epsilon(0.002));
+    CHECK(persistent_balance(3184, 4, one, 132) == doctest::Approx(0.861).epsilon(0.002));
+    CHECK(intensity_imm_group(3184, 2, wide, one, 4, 132) == 1);
+    // fp32: 6368 row blocks in groups of 4 (0.754) or single (0.928).
+    CHECK(intensity_imm_group(6368, 4, std::min<long long>(398, per_sm * 132LL), std::min<long long>(1592, per_sm * 132LL), 4, 132) == 1);
+  }
+  // Another board's split (806912 values, 3152 row blocks): 1576 groups balance as well as single
+  // blocks (0.995), so the groups (more FMA chains per warp) stay.
+  CHECK(persistent_balance(1576, 4, 394, 132) == doctest::Approx(0.995).epsilon(0.002));
+  CHECK(intensity_imm_group(3152, 2, 394, 788, 4, 132) == 2);
+  CHECK(intensity_imm_group(6304, 4, 394, 1576, 4, 132) == 4);
+  // Out of the L2 (millions of row blocks): near 1 either way; the groups stay.
+  CHECK(intensity_imm_group(1LL << 20, 2, 264, 264, 4, 132) == 2);
+}

@@ -221,14 +221,26 @@ TEST_CASE("intensity variants: every k of the sweep (one row per thread below 16
     const int k_max = v.precision == Precision::fp16 ? 4096 : 1024;  // the sweep's (kernel_kind.cpp)
     // Tensor cores also at 1608 x 64 rows (fp64 in the L2 on 132 SMs), where the launch takes 2 tiles
     // per warp step in 2-warp blocks (kernels/work_units.hpp; the other sizes take 4 in 8-warp blocks).
+    // CUDA cores also at 1592 x 64 rows (3184 row blocks), where the immediate kernel's single row
+    // blocks balance better than its groups on 132 SMs.
     std::vector<double> sizes = {37.0, 4096.0 * 16};
-    if (v.unit == ComputeUnit::tensor_core) sizes.insert(sizes.begin() + 1, 1608.0);
+    sizes.insert(sizes.begin() + 1, v.unit == ComputeUnit::tensor_core ? 1608.0 : 1592.0);
     for (double rows64 : sizes)
       for (int k = 1; k <= k_max; k *= 2) {
         // CUDA cores at k >= 32: the tuned choice (0) and each kernel it picks from, pinned
-        // (1 staged up to k = 256, 2 immediates).
+        // (1 staged up to k = 256, 2 immediates, 3 immediates by single row blocks in the L2).
+        const KernelParams at = {{"n", rows64 * 64 * w}, {"k", static_cast<double>(k)}};
+        const bool in_l2 = context_for(v, at).in_l2;
         std::vector<int> configs = {0};
-        if (v.unit == ComputeUnit::cuda_core && k >= 32) configs = k <= 256 ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 2};
+        if (v.unit == ComputeUnit::cuda_core && k >= 32) {
+          configs = k <= 256 ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 2};
+          if (in_l2) configs.push_back(3);
+          else {  // streaming: no single-row-block launch
+            KernelParams three = at;
+            three["launch_config"] = 3;
+            CHECK_THROWS_AS(v.create(three, context_for(v, three)), std::invalid_argument);
+          }
+        }
         for (int config : configs) {
           KernelParams p = {{"n", rows64 * 64 * w}, {"k", static_cast<double>(k)}};
           if (config != 0) p["launch_config"] = config;
@@ -257,9 +269,10 @@ TEST_CASE("intensity variants: every k of the sweep (one row per thread below 16
       CHECK_THROWS_AS(v.create(big, context_for(v, big)), std::invalid_argument);
     }
   }
-  // Per size: fp64 and fp32 CUDA cores 11 k + 4 x 2 pinned (k = 32 .. 256) + 2 x 1 (512, 1024); fp16
-  // CUDA cores 13 k + 8 + 4; fp64 tensor cores 11, fp16 13 (three sizes).
-  CHECK(checked == 2 * ((11 + 8 + 2) * 2 + (13 + 8 + 4)) + 3 * (11 + 13));
+  // Streaming size: fp64 and fp32 CUDA cores 11 k + 4 x 2 pinned (k = 32 .. 256) + 2 x 1 (512, 1024),
+  // fp16 13 k + 8 + 4; the two in-L2 sizes one more pinned per k >= 32 (fp64/fp32 6, fp16 8);
+  // fp64 tensor cores 11, fp16 13 (three sizes).
+  CHECK(checked == 2 * (21 + 2 * 27) + (25 + 2 * 33) + 3 * (11 + 13));
 }
 
 TEST_CASE("GEMV: every launch shape the tuners pick from matches the CPU reference") {
