@@ -170,30 +170,38 @@ __global__ void __launch_bounds__(Warps * 32) gemv_tensor_core(const double* __r
 // 8-row kernel has). The 8-row kernel gives a block 8 rows (72 blocks at 576^2, 144 at 1152^2 on
 // 132 SMs: few blocks, or one SM in ten with twice the rows); here rows spread over 2, 4 or 8 rows
 // per block like the CUDA-core side. Four chains of accumulators (u mod 4) cut the DMMA chain per chunk to 2 deep.
-template <int Rows, bool Streaming, bool Prefetch>
-__global__ void __launch_bounds__(Rows * 32) gemv_tensor_core_rows(const double* __restrict__ A,
-                                                                   const double* __restrict__ x,
-                                                                   double* __restrict__ y, long long m,
-                                                                   long long n) {
-  const long long row = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-  const int lane = threadIdx.x & 31;
-  if (row >= m) return;  // warp-uniform: every lane of a warp has the same row
-  const double2* __restrict__ a = reinterpret_cast<const double2*>(A + row * n);  // n % 64 == 0
-  const double2* __restrict__ xv = reinterpret_cast<const double2*>(x);
-  const long long nv = n / 2;  // a multiple of 32: every chunk step u that starts inside the row is whole
+// Split (1, 2, 4) warps per row, in the L2: a warp issues one DMMA.884 every ~17 cycles (the mma
+// probe: 15 FMA/clk/SM from one warp), so a warp per row spends ~n/2 cycles on a row's DMMAs
+// after its loads land (0.15 us at 576^2, where the CUDA-core kernel's DFMAs take 36 cycles);
+// Split warps take interleaved 32-double2 slices of the row and add their sums in shared memory.
+template <int Rows, bool Streaming, bool Prefetch, int Split = 1>
+__global__ void __launch_bounds__(Rows * Split * 32) gemv_tensor_core_rows(const double* __restrict__ A,
+                                                                           const double* __restrict__ x,
+                                                                           double* __restrict__ y, long long m,
+                                                                           long long n) {
+  static_assert(Split == 1 || Split == 2 || Split == 4, "GEMV rows: 1, 2 or 4 warps per row");
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, part = warp % Split;
+  const long long row = static_cast<long long>(blockIdx.x) * Rows + warp / Split;
+  // Split 1: warp-uniform exit. Split > 1: the host launches m / Rows whole blocks (m % 8 == 0), so
+  // every warp has a row and reaches the barrier below.
+  if (Split == 1 && row >= m) return;
+  const double2* __restrict__ a = reinterpret_cast<const double2*>(A + row * n) + part * 32;  // n % 64 == 0
+  const double2* __restrict__ xv = reinterpret_cast<const double2*>(x) + part * 32;
+  const long long nv = n / 2 - part * 32;  // this warp's slices start at part * 32: each in or out whole
+  constexpr int kStep = 32 * Split;        // double2 between a warp's slices
   double d[4][2] = {}, e[4][2] = {};
   const auto load = [&](double2 (&av)[kCcUnroll], double2 (&xx)[kCcUnroll], long long j0) {
 #pragma unroll
     for (int u = 0; u < kCcUnroll; ++u) {
-      const bool in = j0 + u * 32 < nv;
-      av[u] = in ? load_stream<Streaming>(a + j0 + u * 32 + lane) : make_double2(0.0, 0.0);
-      xx[u] = in ? __ldg(&xv[j0 + u * 32 + lane]) : make_double2(0.0, 0.0);
+      const bool in = j0 + u * kStep < nv;
+      av[u] = in ? load_stream<Streaming>(a + j0 + u * kStep + lane) : make_double2(0.0, 0.0);
+      xx[u] = in ? __ldg(&xv[j0 + u * kStep + lane]) : make_double2(0.0, 0.0);
     }
   };
   const auto mmas = [&](const double2 (&av)[kCcUnroll], const double2 (&xx)[kCcUnroll], long long j0) {
 #pragma unroll
     for (int u = 0; u < kCcUnroll; ++u)
-      if (j0 + u * 32 < nv) {  // warp-uniform
+      if (j0 + u * kStep < nv) {  // warp-uniform
         mma_m8n8k4_fp64(d[u & 3][0], d[u & 3][1], av[u].x, xx[u].x, d[u & 3][0], d[u & 3][1]);
         mma_m8n8k4_fp64(e[u & 3][0], e[u & 3][1], av[u].y, xx[u].y, e[u & 3][0], e[u & 3][1]);
       }
@@ -202,9 +210,9 @@ __global__ void __launch_bounds__(Rows * 32) gemv_tensor_core_rows(const double*
   if constexpr (Prefetch) {
     double2 av[kCcUnroll], xx[kCcUnroll];
     load(av, xx, j0);
-    for (; j0 < nv; j0 += kCcUnroll * 32) {
+    for (; j0 < nv; j0 += kCcUnroll * kStep) {
       double2 an[kCcUnroll], xn[kCcUnroll];
-      load(an, xn, j0 + kCcUnroll * 32);
+      load(an, xn, j0 + kCcUnroll * kStep);
       mmas(av, xx, j0);
 #pragma unroll
       for (int u = 0; u < kCcUnroll; ++u) {
@@ -215,12 +223,12 @@ __global__ void __launch_bounds__(Rows * 32) gemv_tensor_core_rows(const double*
   } else {
     // Whole chunks without predicates, then the rest as one predicated chunk (as the CUDA-core
     // kernel: ncu at 576^2 counted 1.6x its instructions with every chunk predicated).
-    for (; j0 + kCcUnroll * 32 <= nv; j0 += kCcUnroll * 32) {
+    for (; j0 + (kCcUnroll - 1) * kStep + 32 <= nv; j0 += kCcUnroll * kStep) {
       double2 av[kCcUnroll], xx[kCcUnroll];
 #pragma unroll
-      for (int u = 0; u < kCcUnroll; ++u) av[u] = load_stream<Streaming>(a + j0 + u * 32 + lane);
+      for (int u = 0; u < kCcUnroll; ++u) av[u] = load_stream<Streaming>(a + j0 + u * kStep + lane);
 #pragma unroll
-      for (int u = 0; u < kCcUnroll; ++u) xx[u] = __ldg(&xv[j0 + u * 32 + lane]);
+      for (int u = 0; u < kCcUnroll; ++u) xx[u] = __ldg(&xv[j0 + u * kStep + lane]);
 #pragma unroll
       for (int u = 0; u < kCcUnroll; ++u) {
         mma_m8n8k4_fp64(d[u & 3][0], d[u & 3][1], av[u].x, xx[u].x, d[u & 3][0], d[u & 3][1]);
@@ -244,7 +252,19 @@ __global__ void __launch_bounds__(Rows * 32) gemv_tensor_core_rows(const double*
   double s = t == (g >> 1) ? ((g & 1) ? c1 : c0) : 0.0;
 #pragma unroll
   for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
-  if (lane == 0) y[row] = s;
+  if constexpr (Split == 1) {
+    if (lane == 0) y[row] = s;
+  } else {
+    __shared__ double sums[Rows][Split];
+    if (lane == 0) sums[warp / Split][part] = s;
+    __syncthreads();
+    if (part == 0 && lane == 0) {
+      double total = 0.0;
+#pragma unroll
+      for (int q = 0; q < Split; ++q) total += sums[warp / Split][q];
+      y[row] = total;
+    }
+  }
 }
 
 class GemvInstance final : public KernelInstance {
@@ -337,19 +357,28 @@ class GemvInstance final : public KernelInstance {
     else gemv_tensor_core<Loads, Warps, false><<<grid, Warps * 32, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
   }
   template <int Rows>
-  void launch_tc_rows(bool streaming, bool prefetch, cudaStream_t s) {
-    const auto f = streaming ? (prefetch ? gemv_tensor_core_rows<Rows, true, true> : gemv_tensor_core_rows<Rows, true, false>)
-                             : (prefetch ? gemv_tensor_core_rows<Rows, false, true> : gemv_tensor_core_rows<Rows, false, false>);
-    f<<<static_cast<unsigned>((m_ + Rows - 1) / Rows), Rows * 32, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
+  void launch_tc_rows(bool streaming, bool prefetch, int split, cudaStream_t s) {
+    const auto grid = static_cast<unsigned>((m_ + Rows - 1) / Rows);  // whole blocks: m % 8 == 0
+    if (split == 1) {
+      const auto f = streaming ? (prefetch ? gemv_tensor_core_rows<Rows, true, true> : gemv_tensor_core_rows<Rows, true, false>)
+                               : (prefetch ? gemv_tensor_core_rows<Rows, false, true> : gemv_tensor_core_rows<Rows, false, false>);
+      f<<<grid, Rows * 32, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
+      return;
+    }
+    if (streaming) throw std::logic_error("GEMV: split rows are an in-L2 shape (plain loads)");
+    const auto f = split == 2 ? (prefetch ? gemv_tensor_core_rows<Rows, false, true, 2> : gemv_tensor_core_rows<Rows, false, false, 2>)
+                              : (prefetch ? gemv_tensor_core_rows<Rows, false, true, 4> : gemv_tensor_core_rows<Rows, false, false, 4>);
+    f<<<grid, Rows * split * 32, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
   }
   void launch_tensor_core(int config, cudaStream_t s) {
     const bool streaming = config & gemv_shapes::kTcStreaming;
     if (config & gemv_shapes::kTcRowKernel) {
       const bool prefetch = config & gemv_shapes::kTcRowPrefetch;
+      const int split = config & gemv_shapes::kTcRowSplit4 ? 4 : config & gemv_shapes::kTcRowSplit2 ? 2 : 1;
       switch (config & 15) {
-        case 2: launch_tc_rows<2>(streaming, prefetch, s); return;
-        case 4: launch_tc_rows<4>(streaming, prefetch, s); return;
-        case 8: launch_tc_rows<8>(streaming, prefetch, s); return;
+        case 2: launch_tc_rows<2>(streaming, prefetch, split, s); return;
+        case 4: launch_tc_rows<4>(streaming, prefetch, split, s); return;
+        case 8: launch_tc_rows<8>(streaming, prefetch, split, s); return;
         default: throw std::logic_error("GEMV: no tensor-core launch shape " + std::to_string(config));
       }
     }

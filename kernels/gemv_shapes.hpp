@@ -16,8 +16,9 @@ constexpr int kCcRows[] = {2, 4, 8};
 constexpr int kTcStreaming = 512;  // above the warps field (16 << 4 = 256)
 constexpr int kTcShapes[] = {4 | 8 << 4, 8 | 8 << 4, 4 | 16 << 4, 8 | 16 << 4, 8 | 4 << 4};
 // Tensor cores, a warp per row (gemv_tensor_core_rows): rows per block (2, 4, 8) | kTcRowKernel |
-// kTcRowPrefetch (the next chunk loaded before this chunk's DMMAs) | kTcStreaming.
-constexpr int kTcRowKernel = 1024, kTcRowPrefetch = 2048;
+// kTcRowPrefetch (the next chunk loaded before this chunk's DMMAs) | kTcStreaming; in the L2 also
+// 2 or 4 warps per row (kTcRowSplit2, kTcRowSplit4: a warp's DMMA issue rate bounds small rows).
+constexpr int kTcRowKernel = 1024, kTcRowPrefetch = 2048, kTcRowSplit2 = 4096, kTcRowSplit4 = 8192;
 constexpr int kTcDefault = 4 | 8 << 4;  // untuned
 constexpr int kCcDefault = 8;
 
@@ -40,11 +41,22 @@ inline std::vector<int> tensor_core(bool cold) {
       if (streaming && !cold) continue;
       for (int rows : kCcRows) out.push_back(rows | kTcRowKernel | prefetch | streaming);
     }
+  if (!cold)
+    for (int split : {kTcRowSplit2, kTcRowSplit4})
+      for (int prefetch : {0, kTcRowPrefetch})
+        for (int rows : kCcRows) out.push_back(rows | kTcRowKernel | prefetch | split);
+  return out;
+}
+// Every configuration either tuner may time (the warm and the cold lists).
+inline std::vector<int> all(bool tensor_core_unit) {
+  std::vector<int> out = tensor_core_unit ? tensor_core(true) : cuda_core(true);
+  for (int c : tensor_core_unit ? tensor_core(false) : cuda_core(false))
+    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
   return out;
 }
 inline bool known(bool tensor_core_unit, int config) {
-  const std::vector<int> all = tensor_core_unit ? tensor_core(true) : cuda_core(true);
-  return std::find(all.begin(), all.end(), config) != all.end();
+  const std::vector<int> every = all(tensor_core_unit);
+  return std::find(every.begin(), every.end(), config) != every.end();
 }
 
 }  // namespace ceiling::kernels::gemv_shapes

@@ -365,8 +365,15 @@ TEST_CASE("GEMV launch shapes decode to distinct kernels") {
       if (rows_kernel) {
         const int rows = c & 15;
         CHECK((rows == 2 || rows == 4 || rows == 8));
-        CHECK((c & ~(15 | gs::kTcRowKernel | gs::kTcRowPrefetch | gs::kTcStreaming)) == 0);
-        decoded.insert({true, rows, 0, bool(c & gs::kTcRowPrefetch), streaming});
+        CHECK((c & ~(15 | gs::kTcRowKernel | gs::kTcRowPrefetch | gs::kTcStreaming | gs::kTcRowSplit2 | gs::kTcRowSplit4)) == 0);
+        // Warps per row (third field): 1, or 2 / 4 in the L2 only, never both flags, never streaming.
+        const int split = (c & gs::kTcRowSplit2 ? 2 : 1) * (c & gs::kTcRowSplit4 ? 4 : 1);
+        CHECK((split == 1 || split == 2 || split == 4));
+        if (split > 1) {
+          CHECK_FALSE(cold);
+          CHECK_FALSE(streaming);
+        }
+        decoded.insert({true, rows, split, bool(c & gs::kTcRowPrefetch), streaming});
       } else {
         const int loads = c & 15, warps = (c >> 4) & 31;
         CHECK((loads == 4 || loads == 8));
@@ -377,7 +384,12 @@ TEST_CASE("GEMV launch shapes decode to distinct kernels") {
       CHECK(gs::known(true, c));
     }
     CHECK(decoded.size() == tc.size());
-    CHECK(tc.size() == (cold ? 22u : 11u));  // 5 eight-row shapes + 6 row shapes, each also streaming out of L2
+    // 5 eight-row shapes + 6 row shapes, each also streaming out of L2; in the L2 12 split-row shapes.
+    CHECK(tc.size() == (cold ? 22u : 23u));
   }
+  CHECK(gs::all(true).size() == 34u);  // 22 cold + the 12 split-row shapes
+  CHECK(gs::known(true, 2 | gs::kTcRowKernel | gs::kTcRowSplit4));
+  CHECK_FALSE(gs::known(true, 2 | gs::kTcRowKernel | gs::kTcRowSplit4 | gs::kTcStreaming));
+  CHECK_FALSE(gs::known(true, 2 | gs::kTcRowKernel | gs::kTcRowSplit2 | gs::kTcRowSplit4));
   CHECK_FALSE(gs::known(true, 3 | gs::kTcRowKernel));
 }

@@ -279,8 +279,9 @@ TEST_CASE("GEMV: every launch shape the tuners pick from matches the CPU referen
   // kernels/gemv_shapes.hpp, streaming loads included. Sizes leave the last column step of a warp
   // partial (576 = 9 steps of 64 over 16 warps, 1088 = 34 steps of 32; a warp per row: 64^2 and the
   // last chunk of 576^2 and 1088^2 are one of 8 loads per lane).
-  const std::map<ComputeUnit, std::vector<int>> shapes = {{ComputeUnit::cuda_core, gemv_shapes::cuda_core(true)},
-                                                          {ComputeUnit::tensor_core, gemv_shapes::tensor_core(true)}};
+  // Every shape of both lists (gemv_shapes::all): the in-L2 tensor-core list adds 2 or 4 warps per row.
+  const std::map<ComputeUnit, std::vector<int>> shapes = {{ComputeUnit::cuda_core, gemv_shapes::all(false)},
+                                                          {ComputeUnit::tensor_core, gemv_shapes::all(true)}};
   int checked = 0;
   for (const auto& v : registry()) {
     if (v.kind != "gemv") continue;
@@ -298,7 +299,8 @@ TEST_CASE("GEMV: every launch shape the tuners pick from matches the CPU referen
     const KernelParams bad = {{"m", 64.0}, {"n", 64.0}, {"launch_config", 3.0}};
     CHECK_THROWS_AS(v.create(bad, context_for(v, bad)), std::invalid_argument);
   }
-  CHECK(checked == 3 * (12 + 22));  // CUDA cores 12 shapes; tensor cores 5 + 6 (a warp per row), each streaming too
+  // CUDA cores 12 shapes; tensor cores 5 + 6 (a warp per row), each streaming too, + 12 split rows.
+  CHECK(checked == 3 * (12 + 34));
 }
 
 TEST_CASE("DFMA GEMM: both shared-memory pipelines match the CPU reference, split k included") {
