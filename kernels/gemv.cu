@@ -410,8 +410,8 @@ KernelVariant gemv_variant(ComputeUnit unit) {
   const bool tc = unit == ComputeUnit::tensor_core;
   v.description = tc ? "FP64 mma.m8n8k4, tuned per size: 8 rows per block with x as every column of B (4/8/16 warps split the "
                        "columns, 32 or 64 per warp step, loads double-buffered), or a warp per row with the products on D's "
-                       "diagonal (2/4/8 rows per block, 16-byte loads, next chunk prefetched or not); out of L2 also "
-                       "streaming loads of A"
+                       "diagonal (2/4/8 rows per block, 16-byte loads, next chunk prefetched or not; in the L2 also 2 or 4 warps "
+                       "per row, summed in shared memory); out of L2 also streaming loads of A"
                      : "one warp per row, 16-byte loads, 8 in flight (and the next 8 prefetched, tuned), shuffle reduction, "
                        "2/4/8 rows per block and (out of L2) plain or streaming loads of A tuned per size";
   v.tensor_core_fraction = tc ? 1.0 / 8.0 : 1.0;  // one useful column of the 8 in D
