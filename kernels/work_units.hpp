@@ -34,16 +34,18 @@ inline IntensityTcLaunch intensity_tc_launch(std::int64_t rows, int sms) {
 }
 
 // The same for a persistent grid of `blocks` blocks (each warp takes units w, w + warps, ... of
-// the grid's `warps` warps, as a grid-stride loop does): blocks go to SMs in turn (block b on SM
-// b % sms), a block's warp i to scheduler i % 4; the makespan is the most units one scheduler
-// holds. With one unit per warp and blocks <= 4 x sms it is scheduler_balance's figure.
+// the grid's `warps` warps, as a grid-stride loop does): blocks go to SMs in turn (block b is the
+// (b / sms)-th block on SM b % sms) and an SM's warps to its schedulers in turn (warp slot k on
+// scheduler k % 4, so 2-warp blocks fill all four); the makespan is the most units one scheduler
+// holds. With one unit per warp in whole blocks it is scheduler_balance's figure.
 inline double persistent_balance(std::int64_t units, int warps_per_block, std::int64_t blocks, int sms) {
   if (units <= 0 || warps_per_block <= 0 || blocks <= 0 || sms <= 0) return 1.0;
   const std::int64_t warps = blocks * warps_per_block, base = units / warps, extra = units % warps;
   std::vector<std::int64_t> held(static_cast<std::size_t>(sms) * 4, 0);
-  for (std::int64_t w = 0; w < warps; ++w)
-    held[static_cast<std::size_t>((w / warps_per_block) % sms) * 4 + static_cast<std::size_t>(w % warps_per_block % 4)] +=
-        base + (w < extra ? 1 : 0);
+  for (std::int64_t w = 0; w < warps; ++w) {
+    const std::int64_t block = w / warps_per_block, slot = block / sms * warps_per_block + w % warps_per_block;
+    held[static_cast<std::size_t>(block % sms) * 4 + static_cast<std::size_t>(slot % 4)] += base + (w < extra ? 1 : 0);
+  }
   const std::int64_t most = *std::max_element(held.begin(), held.end());
   return most > 0 ? static_cast<double>(units) / (4.0 * sms) / static_cast<double>(most) : 1.0;
 }

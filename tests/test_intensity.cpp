@@ -444,6 +444,11 @@ TEST_CASE("work units over the schedulers: persistent grids, and the CUDA-core i
   // to SMs in turn, so the SMs that take an extra block are the first ones).
   CHECK(persistent_balance(1592, 4, 398, 132) == doctest::Approx(scheduler_balance(1592, 4, 132)));
   CHECK(persistent_balance(1592, 4, 398, 132) == doctest::Approx(1592.0 / 528 / 4));  // 2 SMs hold a 4th block
+  // Blocks of 2 warps fill all four schedulers (an SM's warp slots in turn), as the tensor-core
+  // launch's 2-warp blocks do: 1608 blocks leave 24 SMs 13 (26 warps: 7 on the busiest scheduler).
+  CHECK(persistent_balance(3216, 2, 1608, 132) == doctest::Approx(scheduler_balance(3216, 2, 132)));
+  CHECK(persistent_balance(3216, 2, 1608, 132) == doctest::Approx(3216.0 / 528 / 7));
+  CHECK(persistent_balance(1608, 8, 201, 132) == doctest::Approx(scheduler_balance(1608, 8, 132)));
   // A resident grid smaller than the work: 3184 units over 528 blocks (2112 warps); the first 1072
   // warps (blocks 0-267) take 2. SM 0 holds blocks 0, 132, 264 (2 units a warp) and 396 (1): 7 per
   // scheduler against a mean of 6.03.
