@@ -180,6 +180,7 @@ __global__ void __launch_bounds__(Rows * Split * 32) gemv_tensor_core_rows(const
                                                                            double* __restrict__ y, long long m,
                                                                            long long n) {
   static_assert(Split == 1 || Split == 2 || Split == 4, "GEMV rows: 1, 2 or 4 warps per row");
+  static_assert(Split == 1 || Rows * Split <= gemv_shapes::kMaxSplitWarps, "GEMV split rows: at most 16 warps per block");
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, part = warp % Split;
   const long long row = static_cast<long long>(blockIdx.x) * Rows + warp / Split;
   // Split 1: warp-uniform exit. Split > 1: the host launches m / Rows whole blocks (m % 8 == 0), so
@@ -366,9 +367,15 @@ class GemvInstance final : public KernelInstance {
       return;
     }
     if (streaming) throw std::logic_error("GEMV: split rows are an in-L2 shape (plain loads)");
-    const auto f = split == 2 ? (prefetch ? gemv_tensor_core_rows<Rows, false, true, 2> : gemv_tensor_core_rows<Rows, false, false, 2>)
-                              : (prefetch ? gemv_tensor_core_rows<Rows, false, true, 4> : gemv_tensor_core_rows<Rows, false, false, 4>);
-    f<<<grid, Rows * split * 32, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
+    if (split == 2) {
+      const auto f = prefetch ? gemv_tensor_core_rows<Rows, false, true, 2> : gemv_tensor_core_rows<Rows, false, false, 2>;
+      f<<<grid, Rows * 2 * 32, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
+    } else if constexpr (Rows * 4 <= gemv_shapes::kMaxSplitWarps) {
+      const auto f = prefetch ? gemv_tensor_core_rows<Rows, false, true, 4> : gemv_tensor_core_rows<Rows, false, false, 4>;
+      f<<<grid, Rows * 4 * 32, 0, s>>>(A_.data(), x_.data(), y_.data(), m_, n_);
+    } else {
+      throw std::logic_error("GEMV: 4 warps per row take 2 or 4 rows per block");
+    }
   }
   void launch_tensor_core(int config, cudaStream_t s) {
     const bool streaming = config & gemv_shapes::kTcStreaming;

@@ -19,6 +19,9 @@ constexpr int kTcShapes[] = {4 | 8 << 4, 8 | 8 << 4, 4 | 16 << 4, 8 | 16 << 4, 8
 // kTcRowPrefetch (the next chunk loaded before this chunk's DMMAs) | kTcStreaming; in the L2 also
 // 2 or 4 warps per row (kTcRowSplit2, kTcRowSplit4: a warp's DMMA issue rate bounds small rows).
 constexpr int kTcRowKernel = 1024, kTcRowPrefetch = 2048, kTcRowSplit2 = 4096, kTcRowSplit4 = 8192;
+// Split rows take at most 16 warps per block: 8 rows x 4 warps (1024 threads) leave 64 registers a
+// thread, and ptxas spilled 84-616 bytes there (2026-11-27).
+constexpr int kMaxSplitWarps = 16;
 constexpr int kTcDefault = 4 | 8 << 4;  // untuned
 constexpr int kCcDefault = 8;
 
@@ -44,7 +47,8 @@ inline std::vector<int> tensor_core(bool cold) {
   if (!cold)
     for (int split : {kTcRowSplit2, kTcRowSplit4})
       for (int prefetch : {0, kTcRowPrefetch})
-        for (int rows : kCcRows) out.push_back(rows | kTcRowKernel | prefetch | split);
+        for (int rows : kCcRows)
+          if (rows * (split == kTcRowSplit4 ? 4 : 2) <= kMaxSplitWarps) out.push_back(rows | kTcRowKernel | prefetch | split);
   return out;
 }
 // Every configuration either tuner may time (the warm and the cold lists).

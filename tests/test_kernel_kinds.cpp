@@ -384,10 +384,13 @@ TEST_CASE("GEMV launch shapes decode to distinct kernels") {
       CHECK(gs::known(true, c));
     }
     CHECK(decoded.size() == tc.size());
-    // 5 eight-row shapes + 6 row shapes, each also streaming out of L2; in the L2 12 split-row shapes.
-    CHECK(tc.size() == (cold ? 22u : 23u));
+    // 5 eight-row shapes + 6 row shapes, each also streaming out of L2; in the L2 10 split-row shapes
+    // (at most 16 warps per block: no 8 rows x 4 warps).
+    CHECK(tc.size() == (cold ? 22u : 21u));
   }
-  CHECK(gs::all(true).size() == 34u);  // 22 cold + the 12 split-row shapes
+  CHECK(gs::all(true).size() == 32u);  // 22 cold + the 10 split-row shapes
+  CHECK_FALSE(gs::known(true, 8 | gs::kTcRowKernel | gs::kTcRowSplit4));
+  CHECK(gs::known(true, 4 | gs::kTcRowKernel | gs::kTcRowSplit4 | gs::kTcRowPrefetch));
   CHECK(gs::known(true, 2 | gs::kTcRowKernel | gs::kTcRowSplit4));
   CHECK_FALSE(gs::known(true, 2 | gs::kTcRowKernel | gs::kTcRowSplit4 | gs::kTcStreaming));
   CHECK_FALSE(gs::known(true, 2 | gs::kTcRowKernel | gs::kTcRowSplit2 | gs::kTcRowSplit4));
