@@ -8,7 +8,8 @@
 // compile-time constant: matrix_entry_value), multiplied one after another into one accumulator
 // (no compiler may fold an FMA chain); k < w: one block-diagonal matrix (k x k blocks, k non-zeros
 // per column), which the CUDA cores skip and the tensor cores multiply in full (tensor_core_fraction k/w).
-// CUDA cores: k < 16 one row per thread, the matrices in __constant__; k >= 16 staged kernels (several
+// CUDA cores: k < 16 one row per thread (fp64/fp32 k <= 4: one k-block per thread, as SCALE one 16-byte
+// vector per thread), the matrices in __constant__; k >= 16 staged kernels (several
 // rows per thread, matrices in shared memory) and, at k >= 32, the immediate kernel (M's entries as
 // instruction immediates), the faster of the two timed once per instance; fp16 accumulates in fp16
 // (HFMA2). Tensor cores: FP64 mma.m16n8k8 (sm_90; four
@@ -258,6 +259,47 @@ __device__ __forceinline__ uint4 pack(float a, float b, float c, float d) {
   return make_uint4(__float_as_uint(a), __float_as_uint(b), __float_as_uint(c), __float_as_uint(d));
 }
 __device__ __forceinline__ unsigned bits(__half2 h) { return *reinterpret_cast<const unsigned*>(&h); }
+
+// ---- CUDA cores, k values below a row (fp64 k <= 4, fp32 k <= 4): a thread per k x k block ----
+// The block-diagonal M of k < w couples only the values of one k-block, so a thread needs S =
+// max(1, k/V) of its row's 16-byte vectors, not all w/V: threads are vectors/S, and at S = 1
+// thread t reads vector t (SCALE's layout: one 16-byte vector per thread). One row per thread
+// (4 vectors, a quarter of the threads) ran intensity fp64 k = 1 in the L2 at 13.2 MB in 5.09 us
+// where the tensor-core kernel took 4.29 and SCALE ~4.0 (H100, 2026-11-27). Same sums in the same
+// order as the one-row kernels.
+template <class T> CEILING_HOST_DEVICE constexpr int vec_threads_vectors(int k) {
+  return k <= vec_values<T>() ? 1 : k / vec_values<T>();
+}
+template <class T, int K, bool Streaming>
+__global__ void __launch_bounds__(kCcThreads) intensity_cuda_core_vec(const uint4* __restrict__ x, uint4* __restrict__ y,
+                                                                      long long vectors) {
+  constexpr int W = row_width<T>(), V = vec_values<T>(), NV = W / V;
+  constexpr int S = vec_threads_vectors<T>(K), P = NV / S;  // vectors per thread, threads per row
+  static_assert(sizeof(T) >= 4 && K < W && S < NV, "the vector kernel takes k-blocks narrower than a row");
+  const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= vectors / S) return;
+  const int p = static_cast<int>((t >> 5) % P);  // warp-uniform: which S vectors of the rows
+  const long long base = (t / (32 * P)) * (32 * NV) + p * S * 32 + (t & 31);
+  T xv[S * V], acc[S * V];
+#pragma unroll
+  for (int q = 0; q < S; ++q) {
+    const uint4 u = load_stream<Streaming>(x + base + 32 * q);
+#pragma unroll
+    for (int e = 0; e < V; ++e) xv[q * V + e] = element<T>(u, e);
+  }
+  const int off = p * S * V;  // the row's first value this thread holds
+#pragma unroll
+  for (int c = 0; c < S * V; ++c) acc[c] = T(0);
+#pragma unroll
+  for (int i = 0; i < S * V; ++i)
+#pragma unroll
+    for (int c = (i / K) * K; c < (i / K) * K + K; ++c) acc[c] = fma(xv[i], matrix_entry<T>((off + i) * W + off + c), acc[c]);
+#pragma unroll
+  for (int q = 0; q < S; ++q) {
+    if constexpr (sizeof(T) == 8) store_stream<Streaming>(y + base + 32 * q, pack(acc[2 * q], acc[2 * q + 1]));
+    else store_stream<Streaming>(y + base + 32 * q, pack(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));
+  }
+}
 
 // FP32 at k >= 64: x read and y written as 4-byte words, not 16-byte vectors. An FFMA here
 // reads its accumulator and one of x or the matrix entry from the register file (the third
@@ -943,6 +985,14 @@ class IntensityInstance final : public KernelInstance {
         constexpr int K = decltype(kc)::value;
         if constexpr (K >= kWideMinK) {
           throw std::logic_error("intensity: the one-row kernels run k < " + std::to_string(kWideMinK));
+        } else if constexpr (sizeof(T) >= 4 && K < W && vec_threads_vectors<T>(K) < W / vec_values<T>()) {
+          const long long vectors = n_ / vec_values<T>();
+          const long long threads_needed = vectors / vec_threads_vectors<T>(K);
+          const auto vgrid = static_cast<unsigned>((threads_needed + kCcThreads - 1) / kCcThreads);
+          auto* x = reinterpret_cast<const uint4*>(x_.data());
+          auto* y = reinterpret_cast<uint4*>(y_.data());
+          if (streaming_) intensity_cuda_core_vec<T, K, true><<<vgrid, kCcThreads, 0, s>>>(x, y, vectors);
+          else intensity_cuda_core_vec<T, K, false><<<vgrid, kCcThreads, 0, s>>>(x, y, vectors);
         } else if constexpr (sizeof(T) == 8) {
           auto* x = reinterpret_cast<const double2*>(x_.data());
           auto* y = reinterpret_cast<double2*>(y_.data());
@@ -1144,7 +1194,10 @@ KernelVariant intensity_variant(ComputeUnit unit) {
     v.description = "y = x (M_1 + .. + M_r), " +
                     (sizeof(T) == 2 ? std::string("HFMA2 with FP16 accumulate") : std::string(sizeof(T) == 8 ? "DFMA" : "FFMA")) +
                     ", 16-byte loads/stores; k < 16: one " + std::to_string(W) +
-                    "-value row per thread, matrices in __constant__; k = 16 .. " + std::to_string(kStagedMaxK) + ": " +
+                    "-value row per thread, matrices in __constant__" +
+                    (sizeof(T) == 2 ? std::string() : std::string(" (k <= 4: a thread per k-block of the row, one 16-byte vector per thread at k <= ") +
+                                                          std::to_string(vec_values<T>()) + ")") +
+                    "; k = 16 .. " + std::to_string(kStagedMaxK) + ": " +
                     std::to_string(wide_rows<T>()) + " rows per thread, matrices staged in shared memory (one 16-byte broadcast read per " +
                     std::to_string(wide_rows<T>()) + " rows' FMAs), persistent grid, next rows loaded during the FMAs; k >= " +
                     std::to_string(kImmMinK) + ": or " + std::to_string(imm_rows<T>()) +
@@ -1182,6 +1235,11 @@ KernelVariant intensity_variant(ComputeUnit unit) {
               {wide, fma, "DMMA|HMMA"},
               {wide, "LDS\\.128", ""},
               {wide, kLdg128, ""}};
+    if (sizeof(T) >= 4) {  // k-blocks below a row: a thread per block (SCALE's one vector per thread at k <= V)
+      const std::string vec = std::string("intensity_cuda_core_vec<") + (sizeof(T) == 8 ? "double" : "float");
+      v.sass.push_back({vec, fma, "DMMA|HMMA"});
+      v.sass.push_back({vec, kLdg128, ""});
+    }
     if (sizeof(T) == 4) {  // k >= 64: x and y as 4-byte words (32-bit LDG, no 8/16-byte STG), see wide_body
       const std::string words = "intensity_cuda_core_wide_words<float";
       v.sass.push_back({words, "FFMA", "DMMA|HMMA|STG\\.E[A-Z0-9.]*\\.(64|128)"});
