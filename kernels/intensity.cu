@@ -919,32 +919,22 @@ class IntensityInstance final : public KernelInstance {
     CUDA_CHECK_LAUNCH();
   }
   void launch_cuda_core(int config, cudaStream_t s) {
-    if (config == 3) {  // in the L2 only (the constructor refuses it streaming)
+    if (config == 2 || config == 3) {  // immediates; 3: one row block per warp, in the L2 only (the constructor
+                                       // refuses it streaming)
       const long long row_blocks = n_ / W / 32;
       with_k(k_, [&](auto kc) {
         constexpr int K = decltype(kc)::value;
         if constexpr (K >= kImmMinK) {
-          auto* kernel = intensity_cuda_core_imm<T, K, false, 1>;
-          if (imm1_grid_ == 0) imm1_grid_ = resident_grid(kernel, kWideThreads, (row_blocks + kWideThreads / 32 - 1) / (kWideThreads / 32));
-          kernel<<<imm1_grid_, kWideThreads, 0, s>>>(reinterpret_cast<const uint4*>(x_.data()), reinterpret_cast<uint4*>(y_.data()),
-                                                     row_blocks);
-        } else {
-          throw std::logic_error("intensity: the immediate kernel needs k >= " + std::to_string(kImmMinK));
-        }
-      });
-    } else if (config == 2) {
-      const long long row_blocks = n_ / W / 32;
-      const auto* x = reinterpret_cast<const uint4*>(x_.data());
-      auto* y = reinterpret_cast<uint4*>(y_.data());
-      with_k(k_, [&](auto kc) {
-        constexpr int K = decltype(kc)::value;
-        if constexpr (K >= kImmMinK) {
-          auto* kernel = streaming_ ? intensity_cuda_core_imm<T, K, true> : intensity_cuda_core_imm<T, K, false>;
-          if (imm_grid_ == 0) {  // persistent: a warp per group of rows at most
-            const long long groups = (row_blocks + imm_rows<T>() - 1) / imm_rows<T>();
-            imm_grid_ = resident_grid(kernel, kWideThreads, (groups + kWideThreads / 32 - 1) / (kWideThreads / 32));
+          const bool single = config == 3;
+          auto* kernel = single ? intensity_cuda_core_imm<T, K, false, 1>
+                                : streaming_ ? intensity_cuda_core_imm<T, K, true> : intensity_cuda_core_imm<T, K, false>;
+          int& grid = single ? imm1_grid_ : imm_grid_;
+          if (grid == 0) {  // persistent: a warp per group of G row blocks at most
+            const int g = single ? 1 : imm_rows<T>();
+            grid = resident_grid(kernel, kWideThreads, ((row_blocks + g - 1) / g + kWideThreads / 32 - 1) / (kWideThreads / 32));
           }
-          kernel<<<imm_grid_, kWideThreads, 0, s>>>(x, y, row_blocks);
+          kernel<<<grid, kWideThreads, 0, s>>>(reinterpret_cast<const uint4*>(x_.data()), reinterpret_cast<uint4*>(y_.data()),
+                                               row_blocks);
         } else {
           throw std::logic_error("intensity: the immediate kernel needs k >= " + std::to_string(kImmMinK));
         }
