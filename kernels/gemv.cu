@@ -290,6 +290,11 @@ class GemvInstance final : public KernelInstance {
   }
   void poison_output() override { poison(y_.data(), y_.bytes()); }
   long long output_elements() const override { return m_; }
+  std::string launch_text() const override {
+    const bool tc = unit_ == ComputeUnit::tensor_core;
+    return gemv_shapes::text(tc, tc ? (tc_config_ ? tc_config_ : gemv_shapes::kTcDefault)
+                                    : (cc_rows_ ? cc_rows_ : gemv_shapes::kCcDefault));
+  }
   void launch(Stream s) override {
     if (unit_ == ComputeUnit::tensor_core)
       launch_tensor_core(tc_config_ ? tc_config_ : gemv_shapes::kTcDefault, s);

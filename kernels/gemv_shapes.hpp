@@ -2,6 +2,7 @@
 // pinned `launch_config`, and for the GPU test that verifies every shape a tuner may pick.
 #pragma once
 #include <algorithm>
+#include <string>
 #include <vector>
 
 namespace ceiling::kernels::gemv_shapes {
@@ -61,6 +62,24 @@ inline std::vector<int> all(bool tensor_core_unit) {
 inline bool known(bool tensor_core_unit, int config) {
   const std::vector<int> every = all(tensor_core_unit);
   return std::find(every.begin(), every.end(), config) != every.end();
+}
+
+// One line for the results' description: what a configuration launches.
+inline std::string text(bool tensor_core_unit, int config) {
+  const auto flags = [&](bool prefetch, bool streaming) {
+    return std::string(prefetch ? ", next chunk prefetched" : "") + (streaming ? ", streaming loads of A" : "");
+  };
+  if (!tensor_core_unit)
+    return std::to_string(config & 15) + " rows per block, a warp per row" +
+           flags(config & kCcPrefetch, config & kCcStreaming);
+  if (config & kTcRowKernel) {
+    const int split = config & kTcRowSplit4 ? 4 : config & kTcRowSplit2 ? 2 : 1;
+    return "m8n8k4 by rows: " + std::to_string(config & 15) + " rows per block, " +
+           (split == 1 ? std::string("a warp per row") : std::to_string(split) + " warps per row") +
+           flags(config & kTcRowPrefetch, config & kTcStreaming);
+  }
+  return "m8n8k4 by 8-row blocks: " + std::to_string((config >> 4) & 31) + " warps per block, " +
+         std::to_string(config & 15) + " double2 loads per lane per step" + flags(false, config & kTcStreaming);
 }
 
 }  // namespace ceiling::kernels::gemv_shapes

@@ -913,6 +913,22 @@ class IntensityInstance final : public KernelInstance {
     return better;
   }
   void poison_output() override { poison(y_.data(), y_.bytes()); }
+  std::string launch_text() const override {
+    if (unit_ == ComputeUnit::tensor_core)
+      return std::to_string(tc_launch_.tiles) + " tiles of 16 rows per warp step, " + std::to_string(tc_launch_.threads) +
+             "-thread blocks, persistent grid";
+    const int config = cc_config_ != 0 ? cc_config_ : k_ > kStagedMaxK ? 2 : 1;
+    if (config == 2) return "immediates, " + std::to_string(imm_rows<T>()) + " row blocks of 32 per warp, persistent grid";
+    if (config == 3) return "immediates, one row block of 32 per warp, persistent grid";
+    if (wide()) {
+      if (sizeof(T) == 8 && k_ >= kSplitMinK) return "staged, " + std::to_string(kSplitBlocks) + " row blocks per warp split by columns";
+      return "staged, " + std::to_string(wide_rows<T>()) + " rows per thread" +
+             (sizeof(T) == 4 && k_ >= kWordsMinK ? ", x and y as 4-byte words" : "");
+    }
+    if (sizeof(T) >= 4 && k_ <= vec_values<T>()) return "a k-block per thread (one 16-byte vector)";
+    if (sizeof(T) >= 4 && k_ < W) return "a k-block per thread (" + std::to_string(k_ / vec_values<T>()) + " 16-byte vectors)";
+    return "one " + std::to_string(W) + "-value row per thread";
+  }
   void launch(Stream s) override {
     if (unit_ == ComputeUnit::cuda_core) launch_cuda_core(cc_config_ != 0 ? cc_config_ : k_ > kStagedMaxK ? 2 : 1, s);
     else launch_tensor_core(s);

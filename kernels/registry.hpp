@@ -44,6 +44,10 @@ class KernelInstance {
   virtual Verification verify() = 0;
   // Output elements (the count an unwritten output leaves poisoned).
   virtual long long output_elements() const = 0;
+  // The launch shape it runs, as tuned or chosen for this size (e.g. "4 rows per block, 2 warps per
+  // row, next chunk prefetched"), for the results' description; empty where there is only one. Valid
+  // after randomize (tuners run there).
+  virtual std::string launch_text() const { return {}; }
 };
 
 // What an instance learns from the sweep: where its working set lives, by the one rule

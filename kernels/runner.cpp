@@ -86,6 +86,7 @@ Measurement measure(const KernelVariant& v, const KernelParams& params, const Ru
   m.check = verify_once(*inst, o.seed);
   if (!m.check.ok)
     throw std::runtime_error(v.name() + " at " + kernel_size_text(v.kind, params) + ": wrong output: " + m.check.message);
+  m.launch_text = inst->launch_text();
   KernelInstance* p = inst.get();
   const auto launch = [p](cudaStream_t st) { p->launch(st); };
   if (o.flush_l2) {
@@ -136,6 +137,7 @@ Measurer gpu_measurer() {
     r.verify_error = m.check.error;
     r.how = mo.flush_l2 ? "cold: L2 evicted and clean before each repeat"
                         : "warm: " + std::to_string(m.launches) + " back-to-back launches per timed region";
+    if (!m.launch_text.empty()) r.how += "; launch: " + m.launch_text;
     return r;
   };
 }

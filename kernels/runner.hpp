@@ -31,6 +31,7 @@ struct Measurement {
   gpu::Timing timing;   // per launch
   bool l2_flushed = false;
   int launches = 1;      // per timed region
+  std::string launch_text;  // KernelInstance::launch_text() of the timed instance
 };
 
 // Verifies (fresh random inputs, poisoned output, CPU reference) and throws std::runtime_error

@@ -734,6 +734,7 @@ class StencilInstance : public KernelInstance {
     return v;
   }
 
+  std::string launch_text() const override { return tile_text(); }
   std::string tile_text() const {
     if constexpr (M == StencilMethod::plain) {
       if (!plain_dm_) return "one point per thread, 32x8 per block";

@@ -395,4 +395,14 @@ TEST_CASE("GEMV launch shapes decode to distinct kernels") {
   CHECK_FALSE(gs::known(true, 2 | gs::kTcRowKernel | gs::kTcRowSplit4 | gs::kTcStreaming));
   CHECK_FALSE(gs::known(true, 2 | gs::kTcRowKernel | gs::kTcRowSplit2 | gs::kTcRowSplit4));
   CHECK_FALSE(gs::known(true, 3 | gs::kTcRowKernel));
+  // The results' description names the shape: one text per shape.
+  for (const bool tc : {false, true}) {
+    std::set<std::string> texts;
+    for (const int c : gs::all(tc)) texts.insert(gs::text(tc, c));
+    CHECK(texts.size() == gs::all(tc).size());
+  }
+  CHECK(gs::text(false, 4 | gs::kCcPrefetch) == "4 rows per block, a warp per row, next chunk prefetched");
+  CHECK(gs::text(true, 4 | gs::kTcRowKernel | gs::kTcRowSplit2) == "m8n8k4 by rows: 4 rows per block, 2 warps per row");
+  CHECK(gs::text(true, 8 | 16 << 4 | gs::kTcStreaming) ==
+        "m8n8k4 by 8-row blocks: 16 warps per block, 8 double2 loads per lane per step, streaming loads of A");
 }

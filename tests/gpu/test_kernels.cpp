@@ -292,6 +292,7 @@ TEST_CASE("GEMV: every launch shape the tuners pick from matches the CPU referen
         const Verification r = verify_once(*inst, 4242 + shape);
         INFO(v.name() << " " << n << "^2 shape " << shape << ": " << r.message);
         CHECK(r.ok);
+        CHECK(inst->launch_text() == gemv_shapes::text(v.unit == ComputeUnit::tensor_core, shape));
         CHECK(r.unwritten == 0);
         ++checked;
       }
@@ -374,6 +375,9 @@ TEST_CASE("measure verifies, then times") {
     CHECK(m.timing.summary.median > 0);
     // Physically plausible: under 20 TB/s for a 64 MiB working set flushed from L2.
     CHECK(m.model.traffic_bytes / m.timing.summary.median < 20e12);
+    // The tuned (or planned) launch shape rides along for the results' description.
+    if (v.kind == "gemv" || v.kind == "intensity" || v.kind == "stencil") CHECK_FALSE(m.launch_text.empty());
+    if (v.kind == "scale") CHECK(m.launch_text.empty());
   }
 }
 
