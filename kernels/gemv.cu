@@ -386,7 +386,7 @@ class GemvInstance final : public KernelInstance {
     const bool streaming = config & gemv_shapes::kTcStreaming;
     if (config & gemv_shapes::kTcRowKernel) {
       const bool prefetch = config & gemv_shapes::kTcRowPrefetch;
-      const int split = config & gemv_shapes::kTcRowSplit4 ? 4 : config & gemv_shapes::kTcRowSplit2 ? 2 : 1;
+      const int split = gemv_shapes::tc_row_warps(config);
       switch (config & 15) {
         case 2: launch_tc_rows<2>(streaming, prefetch, split, s); return;
         case 4: launch_tc_rows<4>(streaming, prefetch, split, s); return;

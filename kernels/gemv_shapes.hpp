@@ -23,6 +23,8 @@ constexpr int kTcRowKernel = 1024, kTcRowPrefetch = 2048, kTcRowSplit2 = 4096, k
 // Split rows take at most 16 warps per block: 8 rows x 4 warps (1024 threads) leave 64 registers a
 // thread, and ptxas spilled 84-616 bytes there (2026-11-27).
 constexpr int kMaxSplitWarps = 16;
+// Warps per row of a row-kernel configuration (1, 2 or 4).
+constexpr int tc_row_warps(int config) { return config & kTcRowSplit4 ? 4 : config & kTcRowSplit2 ? 2 : 1; }
 constexpr int kTcDefault = 4 | 8 << 4;  // untuned
 constexpr int kCcDefault = 8;
 
@@ -49,7 +51,7 @@ inline std::vector<int> tensor_core(bool cold) {
     for (int split : {kTcRowSplit2, kTcRowSplit4})
       for (int prefetch : {0, kTcRowPrefetch})
         for (int rows : kCcRows)
-          if (rows * (split == kTcRowSplit4 ? 4 : 2) <= kMaxSplitWarps) out.push_back(rows | kTcRowKernel | prefetch | split);
+          if (rows * tc_row_warps(split) <= kMaxSplitWarps) out.push_back(rows | kTcRowKernel | prefetch | split);
   return out;
 }
 // Every configuration either tuner may time (the warm and the cold lists).
@@ -73,7 +75,7 @@ inline std::string text(bool tensor_core_unit, int config) {
     return std::to_string(config & 15) + " rows per block, a warp per row" +
            flags(config & kCcPrefetch, config & kCcStreaming);
   if (config & kTcRowKernel) {
-    const int split = config & kTcRowSplit4 ? 4 : config & kTcRowSplit2 ? 2 : 1;
+    const int split = tc_row_warps(config);
     return "m8n8k4 by rows: " + std::to_string(config & 15) + " rows per block, " +
            (split == 1 ? std::string("a warp per row") : std::to_string(split) + " warps per row") +
            flags(config & kTcRowPrefetch, config & kTcStreaming);
