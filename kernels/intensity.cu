@@ -8,8 +8,8 @@
 // compile-time constant: matrix_entry_value), multiplied one after another into one accumulator
 // (no compiler may fold an FMA chain); k < w: one block-diagonal matrix (k x k blocks, k non-zeros
 // per column), which the CUDA cores skip and the tensor cores multiply in full (tensor_core_fraction k/w).
-// CUDA cores: k < 16 one row per thread (fp64/fp32 k <= 4: one k-block per thread, as SCALE one 16-byte
-// vector per thread), the matrices in __constant__; k >= 16 staged kernels (several
+// CUDA cores: k < 16 one row per thread (fp64/fp32 k <= 4 and fp16 k <= 8: one k-block per thread, as
+// SCALE one 16-byte vector per thread), the matrices in __constant__; k >= 16 staged kernels (several
 // rows per thread, matrices in shared memory) and, at k >= 32, the immediate kernel (M's entries as
 // instruction immediates), the faster of the two timed once per instance; fp16 accumulates in fp16
 // (HFMA2). Tensor cores: FP64 mma.m16n8k8 (sm_90; four
@@ -183,50 +183,6 @@ __global__ void __launch_bounds__(kCcThreads) intensity_cuda_core_fp32(const flo
     store_stream<Streaming>(y + base + 32 * v, make_float4(acc[4 * v], acc[4 * v + 1], acc[4 * v + 2], acc[4 * v + 3]));
 }
 
-// fp16: outputs in pairs (2p, 2p+1), HFMA2 with the input broadcast to both halves; k = 1 pairs
-// (x_2p, x_2p+1) with the diagonal (M[2p][2p], M[2p+1][2p+1]). Accumulates in fp16.
-template <int K, bool Streaming>
-__global__ void __launch_bounds__(kCcThreads) intensity_cuda_core_fp16(const uint4* __restrict__ x,
-                                                                       uint4* __restrict__ y, long long rows) {
-  constexpr int W = 16, P = W / 2, R = K >= W ? K / W : 1, BLK = K >= W ? W : K;
-  const long long row = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (row >= rows) return;
-  const long long base = (row >> 5) * 64 + (row & 31);
-  __half2 xv[P], acc[P];
-#pragma unroll
-  for (int v = 0; v < 2; ++v) {
-    const uint4 t = load_stream<Streaming>(x + base + 32 * v);
-    const unsigned u[4] = {t.x, t.y, t.z, t.w};
-#pragma unroll
-    for (int q = 0; q < 4; ++q) xv[4 * v + q] = *reinterpret_cast<const __half2*>(&u[q]);
-  }
-  const __half2 zero = __float2half2_rn(0.0f);
-#pragma unroll
-  for (int p = 0; p < P; ++p) acc[p] = zero;
-  if constexpr (K == 1) {
-#pragma unroll
-    for (int p = 0; p < P; ++p) acc[p] = __hfma2(xv[p], c_m_fp16[p], acc[p]);
-  } else {
-#pragma unroll
-    for (int j = 0; j < R; ++j)
-#pragma unroll
-      for (int i = 0; i < W; ++i) {
-        const __half2 xi = (i & 1) ? __high2half2(xv[i / 2]) : __low2half2(xv[i / 2]);
-#pragma unroll
-        for (int p = (i / BLK) * BLK / 2; p < ((i / BLK) * BLK + BLK) / 2; ++p)
-          acc[p] = __hfma2(xi, c_m_fp16[(j * W + i) * P + p], acc[p]);
-      }
-  }
-#pragma unroll
-  for (int v = 0; v < 2; ++v) {
-    uint4 t;
-    unsigned* u = reinterpret_cast<unsigned*>(&t);
-#pragma unroll
-    for (int q = 0; q < 4; ++q) u[q] = *reinterpret_cast<const unsigned*>(&acc[4 * v + q]);
-    store_stream<Streaming>(y + base + 32 * v, t);
-  }
-}
-
 // ---- CUDA cores, compute-bound k (>= 16): several rows per thread, next rows in flight ----------
 // One entry per FMA from __constant__ costs an issue slot (ULDC per DFMA, ULDC.64 per two FFMA)
 // or, for HFMA2, a register load (LDC) per instruction: at large k the CUDA cores then ran at
@@ -260,7 +216,7 @@ __device__ __forceinline__ uint4 pack(float a, float b, float c, float d) {
 }
 __device__ __forceinline__ unsigned bits(__half2 h) { return *reinterpret_cast<const unsigned*>(&h); }
 
-// ---- CUDA cores, k values below a row (fp64 k <= 4, fp32 k <= 4): a thread per k x k block ----
+// ---- CUDA cores, k values below a row (fp64 k <= 4, fp32 k <= 4, fp16 k <= 8): a thread per k x k block ----
 // The block-diagonal M of k < w couples only the values of one k-block, so a thread needs S =
 // max(1, k/V) of its row's 16-byte vectors, not all w/V: threads are vectors/S, and at S = 1
 // thread t reads vector t (SCALE's layout: one 16-byte vector per thread). One row per thread
@@ -270,6 +226,14 @@ __device__ __forceinline__ unsigned bits(__half2 h) { return *reinterpret_cast<c
 template <class T> CEILING_HOST_DEVICE constexpr int vec_threads_vectors(int k) {
   return k <= vec_values<T>() ? 1 : k / vec_values<T>();
 }
+// Whether k runs on a k-block kernel (the launch and launch_text both ask this): k below a row and a
+// thread's vectors fewer than the row's (fp64 k <= 4, fp32 k <= 4, fp16 k <= 8).
+template <class T> CEILING_HOST_DEVICE constexpr bool vec_kernel_takes(int k) {
+  return k < row_width<T>() && vec_threads_vectors<T>(k) < row_width<T>() / vec_values<T>();
+}
+static_assert(vec_kernel_takes<double>(4) && !vec_kernel_takes<double>(8) && vec_kernel_takes<float>(4) &&
+                  !vec_kernel_takes<float>(8) && vec_kernel_takes<__half>(8) && !vec_kernel_takes<__half>(16),
+              "the k-block kernels' range");
 template <class T, int K, bool Streaming>
 __global__ void __launch_bounds__(kCcThreads) intensity_cuda_core_vec(const uint4* __restrict__ x, uint4* __restrict__ y,
                                                                       long long vectors) {
@@ -299,6 +263,44 @@ __global__ void __launch_bounds__(kCcThreads) intensity_cuda_core_vec(const uint
     if constexpr (sizeof(T) == 8) store_stream<Streaming>(y + base + 32 * q, pack(acc[2 * q], acc[2 * q + 1]));
     else store_stream<Streaming>(y + base + 32 * q, pack(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));
   }
+}
+
+// fp16 (every k below a row: k <= 8): one 16-byte vector (8 values, 4 half2 pairs) per thread, two
+// threads per 16-value row; outputs in pairs (2p, 2p+1), HFMA2 with the input broadcast to both
+// halves; k = 1 pairs (x_2p, x_2p+1) with the diagonal (M[2p][2p], M[2p+1][2p+1]). Accumulates in
+// fp16. Against one 16-value row per thread (H200 GPU-ebc0bb8f, 2026-11-27, old/new time, min of 2
+// validate runs each): out of L2 1.028-1.037 at k = 1..8; in the L2 k = 4 1.048, k = 8 1.044, k = 2
+// 0.988, k = 1 0.949 (3.75 -> 3.95 us, 96.6% of the tight bound).
+template <int K, bool Streaming>
+__global__ void __launch_bounds__(kCcThreads) intensity_cuda_core_vec_fp16(const uint4* __restrict__ x, uint4* __restrict__ y,
+                                                                           long long vectors) {
+  constexpr int W = row_width<__half>(), V = vec_values<__half>(), NV = W / V, P = W / 2;
+  static_assert(vec_kernel_takes<__half>(K) && vec_threads_vectors<__half>(K) == 1, "one vector per thread");
+  const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= vectors) return;
+  const int p = static_cast<int>((t >> 5) % NV);  // warp-uniform: which vector of the rows
+  const long long base = (t / (32 * NV)) * (32 * NV) + p * 32 + (t & 31);
+  const uint4 u = load_stream<Streaming>(x + base);
+  __half2 xv[V / 2], acc[V / 2];
+#pragma unroll
+  for (int q = 0; q < V / 2; ++q) xv[q] = element<__half2>(u, q);
+  const __half2 zero = __float2half2_rn(0.0f);
+#pragma unroll
+  for (int q = 0; q < V / 2; ++q) acc[q] = zero;
+  const int off = p * V;  // the row's first value this thread holds; its first pair is off / 2
+  if constexpr (K == 1) {
+#pragma unroll
+    for (int q = 0; q < V / 2; ++q) acc[q] = __hfma2(xv[q], c_m_fp16[off / 2 + q], acc[q]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      const __half2 xi = (i & 1) ? __high2half2(xv[i / 2]) : __low2half2(xv[i / 2]);
+#pragma unroll
+      for (int q = (i / K) * K / 2; q < ((i / K) * K + K) / 2; ++q)
+        acc[q] = __hfma2(xi, c_m_fp16[(off + i) * P + off / 2 + q], acc[q]);
+    }
+  }
+  store_stream<Streaming>(y + base, make_uint4(bits(acc[0]), bits(acc[1]), bits(acc[2]), bits(acc[3])));
 }
 
 // FP32 at k >= 64: x read and y written as 4-byte words, not 16-byte vectors. An FFMA here
@@ -925,8 +927,9 @@ class IntensityInstance final : public KernelInstance {
       return "staged, " + std::to_string(wide_rows<T>()) + " rows per thread" +
              (sizeof(T) == 4 && k_ >= kWordsMinK ? ", x and y as 4-byte words" : "");
     }
-    if (sizeof(T) >= 4 && k_ <= vec_values<T>()) return "a k-block per thread (one 16-byte vector)";
-    if (sizeof(T) >= 4 && k_ < W) return "a k-block per thread (" + std::to_string(k_ / vec_values<T>()) + " 16-byte vectors)";
+    if (vec_kernel_takes<T>(k_))
+      return vec_threads_vectors<T>(k_) == 1 ? std::string("a k-block per thread (one 16-byte vector)")
+                                             : "a k-block per thread (" + std::to_string(vec_threads_vectors<T>(k_)) + " 16-byte vectors)";
     return "one " + std::to_string(W) + "-value row per thread";
   }
   void launch(Stream s) override {
@@ -991,14 +994,19 @@ class IntensityInstance final : public KernelInstance {
         constexpr int K = decltype(kc)::value;
         if constexpr (K >= kWideMinK) {
           throw std::logic_error("intensity: the one-row kernels run k < " + std::to_string(kWideMinK));
-        } else if constexpr (sizeof(T) >= 4 && K < W && vec_threads_vectors<T>(K) < W / vec_values<T>()) {
+        } else if constexpr (vec_kernel_takes<T>(K)) {
           const long long vectors = n_ / vec_values<T>();
           const long long threads_needed = vectors / vec_threads_vectors<T>(K);
           const auto vgrid = static_cast<unsigned>((threads_needed + kCcThreads - 1) / kCcThreads);
           auto* x = reinterpret_cast<const uint4*>(x_.data());
           auto* y = reinterpret_cast<uint4*>(y_.data());
-          if (streaming_) intensity_cuda_core_vec<T, K, true><<<vgrid, kCcThreads, 0, s>>>(x, y, vectors);
-          else intensity_cuda_core_vec<T, K, false><<<vgrid, kCcThreads, 0, s>>>(x, y, vectors);
+          if constexpr (sizeof(T) == 2) {
+            if (streaming_) intensity_cuda_core_vec_fp16<K, true><<<vgrid, kCcThreads, 0, s>>>(x, y, vectors);
+            else intensity_cuda_core_vec_fp16<K, false><<<vgrid, kCcThreads, 0, s>>>(x, y, vectors);
+          } else {
+            if (streaming_) intensity_cuda_core_vec<T, K, true><<<vgrid, kCcThreads, 0, s>>>(x, y, vectors);
+            else intensity_cuda_core_vec<T, K, false><<<vgrid, kCcThreads, 0, s>>>(x, y, vectors);
+          }
         } else if constexpr (sizeof(T) == 8) {
           auto* x = reinterpret_cast<const double2*>(x_.data());
           auto* y = reinterpret_cast<double2*>(y_.data());
@@ -1010,10 +1018,7 @@ class IntensityInstance final : public KernelInstance {
           if (streaming_) intensity_cuda_core_fp32<K, true><<<grid, kCcThreads, 0, s>>>(x, y, rows);
           else intensity_cuda_core_fp32<K, false><<<grid, kCcThreads, 0, s>>>(x, y, rows);
         } else {
-          auto* x = reinterpret_cast<const uint4*>(x_.data());
-          auto* y = reinterpret_cast<uint4*>(y_.data());
-          if (streaming_) intensity_cuda_core_fp16<K, true><<<grid, kCcThreads, 0, s>>>(x, y, rows);
-          else intensity_cuda_core_fp16<K, false><<<grid, kCcThreads, 0, s>>>(x, y, rows);
+          throw std::logic_error("intensity: fp16 k = " + std::to_string(K) + " below 16 runs on the k-block kernel");
         }
       });
     }
@@ -1199,10 +1204,12 @@ KernelVariant intensity_variant(ComputeUnit unit) {
   else
     v.description = "y = x (M_1 + .. + M_r), " +
                     (sizeof(T) == 2 ? std::string("HFMA2 with FP16 accumulate") : std::string(sizeof(T) == 8 ? "DFMA" : "FFMA")) +
-                    ", 16-byte loads/stores; k < 16: one " + std::to_string(W) +
-                    "-value row per thread, matrices in __constant__" +
-                    (sizeof(T) == 2 ? std::string() : std::string(" (k <= 4: a thread per k-block of the row, one 16-byte vector per thread at k <= ") +
-                                                          std::to_string(vec_values<T>()) + ")") +
+                    ", 16-byte loads/stores; k < 16: " +
+                    (sizeof(T) == 2 ? std::string("a thread per k-block of the row (one 16-byte vector)")
+                                    : "one " + std::to_string(W) +
+                                          "-value row per thread (k <= 4: a thread per k-block of the row, one 16-byte vector per thread at k <= " +
+                                          std::to_string(vec_values<T>()) + ")") +
+                    ", matrices in __constant__" +
                     "; k = 16 .. " + std::to_string(kStagedMaxK) + ": " +
                     std::to_string(wide_rows<T>()) + " rows per thread, matrices staged in shared memory (one 16-byte broadcast read per " +
                     std::to_string(wide_rows<T>()) + " rows' FMAs), persistent grid, next rows loaded during the FMAs; k >= " +
@@ -1236,13 +1243,14 @@ KernelVariant intensity_variant(ComputeUnit unit) {
   } else {
     const std::string fma = sizeof(T) == 8 ? "DFMA" : sizeof(T) == 4 ? "FFMA" : "HFMA2";
     const std::string wide = std::string("intensity_cuda_core_wide<") + (sizeof(T) == 8 ? "double" : sizeof(T) == 4 ? "float" : "__half");
-    v.sass = {{"intensity_cuda_core_" + name, fma, "DMMA|HMMA"},
-              {"intensity_cuda_core_" + name, kLdg128, ""},
-              {wide, fma, "DMMA|HMMA"},
-              {wide, "LDS\\.128", ""},
-              {wide, kLdg128, ""}};
-    if (sizeof(T) >= 4) {  // k-blocks below a row: a thread per block (SCALE's one vector per thread at k <= V)
-      const std::string vec = std::string("intensity_cuda_core_vec<") + (sizeof(T) == 8 ? "double" : "float");
+    v.sass = {{wide, fma, "DMMA|HMMA"}, {wide, "LDS\\.128", ""}, {wide, kLdg128, ""}};
+    if (sizeof(T) >= 4) {  // one row per thread (fp64 and fp32 k = 8; fp16 has none: every k below 16 is a k-block)
+      v.sass.push_back({"intensity_cuda_core_" + name, fma, "DMMA|HMMA"});
+      v.sass.push_back({"intensity_cuda_core_" + name, kLdg128, ""});
+    }
+    {  // k-blocks below a row: a thread per block (SCALE's one vector per thread at k <= V)
+      const std::string vec = sizeof(T) == 2 ? std::string("intensity_cuda_core_vec_fp16<")
+                                             : std::string("intensity_cuda_core_vec<") + (sizeof(T) == 8 ? "double" : "float");
       v.sass.push_back({vec, fma, "DMMA|HMMA"});
       v.sass.push_back({vec, kLdg128, ""});
     }

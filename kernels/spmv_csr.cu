@@ -156,6 +156,7 @@ class CsrOursInstance final : public SpmvInstanceBase {
       CUDA_CHECK(cudaMemcpy(long_rows_.data(), plan_.long_rows.data(), long_rows_.bytes(), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemset(counter_.data(), 0, counter_.bytes()));
   }
+  std::string launch_text() const override { return plan_text(plan_); }
   void launch(Stream s) override {
     const auto grid = static_cast<unsigned>(plan_.items.size());
     const auto* items = reinterpret_cast<const int4*>(items_.data());

@@ -3,6 +3,7 @@
 // group, 8 warps per block, and the model (Eq. 9: the layout's own bytes, tensor_core_spmv_model).
 #pragma once
 #include <algorithm>
+#include <string>
 
 #include "spmv_common.cuh"
 #include "spmv_plan.hpp"
@@ -21,6 +22,7 @@ class PackedLayoutInstance final : public SpmvInstanceBase {
   PackedLayoutInstance(const KernelParams& params, const RunContext& ctx, PackedKernel cold, PackedKernel warm)
       : SpmvInstanceBase(params), kernel_(ctx.in_l2 ? warm : cold) {
     const TcPlan plan = plan_tensor_core(*a_);
+    launch_text_ = plan_text(plan);
     ngroups_ = static_cast<int>(plan.groups.size());
     groups_ = upload(plan.groups);
     rows_ = upload(plan.rows);
@@ -31,6 +33,7 @@ class PackedLayoutInstance final : public SpmvInstanceBase {
     counter_ = gpu::DeviceBuffer<unsigned>(std::max<size_t>(plan.long_rows.size(), 1));
     CUDA_CHECK(cudaMemset(counter_.data(), 0, counter_.bytes()));
   }
+  std::string launch_text() const override { return launch_text_; }
   void launch(Stream s) override {
     if (ngroups_ == 0) return;
     const auto grid = static_cast<unsigned>((ngroups_ + kPackedWarps - 1) / kPackedWarps);
@@ -43,6 +46,7 @@ class PackedLayoutInstance final : public SpmvInstanceBase {
 
  private:
   PackedKernel kernel_;
+  std::string launch_text_;
   int ngroups_ = 0;
   gpu::DeviceBuffer<TcGroup> groups_;
   gpu::DeviceBuffer<int> rows_, col_;

@@ -1,6 +1,7 @@
 #include "spmv_plan.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -84,6 +85,37 @@ CsrPlan plan_csr(const CsrMatrix& a, const CsrPlanOptions& o) {
     p.lane_histogram[log2_of(lanes)] += r - first;
   }
   return p;
+}
+
+std::string plan_text(const CsrPlan& p) {
+  std::int64_t stream = 0, rows = 0, long_blocks = 0;
+  for (const auto& it : p.items) {
+    if (it.long_index >= 0) ++long_blocks;
+    else if (it.lanes == kStreamItem) ++stream;
+    else ++rows;
+  }
+  std::string t = std::to_string(p.items.size()) + " blocks: " + std::to_string(stream) + " stream items (" +
+                  std::to_string(p.stream_rows) + " rows), " + std::to_string(rows) + " row items";
+  std::string lanes;
+  for (int b = 0; b < 6; ++b)
+    if (p.lane_histogram[b] > 0)
+      lanes += (lanes.empty() ? "" : ", ") + std::to_string(p.lane_histogram[b]) + " rows at " + std::to_string(1 << b) +
+               (b == 0 ? " lane" : " lanes");
+  if (!lanes.empty()) t += " (" + lanes + ")";
+  t += ", " + std::to_string(p.long_rows.size()) + " long rows (> " + std::to_string(p.long_row) + " nnz) in " +
+       std::to_string(long_blocks) + " blocks";
+  return t;
+}
+
+std::string plan_text(const TcPlan& p) {
+  std::int64_t long_groups = 0;
+  for (const auto& g : p.groups) long_groups += g.long_index >= 0;
+  const double pad = p.padded_entries > 0 ? 100.0 * static_cast<double>(p.padded_entries - p.nnz) / static_cast<double>(p.padded_entries) : 0.0;
+  char share[32];
+  std::snprintf(share, sizeof share, "%.1f", pad);
+  return std::to_string(p.groups.size()) + (p.groups.size() == 1 ? " group" : " groups") + " of 8 rows or slices (" + std::to_string(long_groups) + " of " +
+         std::to_string(p.long_rows.size()) + " long rows), " + std::to_string(p.padded_entries) + " packed entries for " +
+         std::to_string(p.nnz) + " nnz (" + share + "% padding), a warp per group";
 }
 
 double TcPlan::index_count() const {

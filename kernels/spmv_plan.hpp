@@ -19,6 +19,7 @@
 // kernel reads, so they enter its Q.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "model/kernel_model.hpp"
@@ -114,6 +115,12 @@ TcPlan plan_tensor_core(const CsrMatrix& a, const TcPlanOptions& o = {});
 // The tensor-core variant's model: Eq. 9 with the plan's index and padding counts (4-byte indices,
 // 8-byte padded values), everything else as the CSR kind's model.
 KernelModel tensor_core_spmv_model(const CsrMatrix& a, const TcPlan& plan, Precision p = Precision::fp64);
+
+// What a plan launches, for the results' description (KernelInstance::launch_text): the CUDA-core
+// plan's blocks by kind (stream items and their rows, row items' rows by lanes per row, long rows
+// and their blocks); the packed plan's 8-row groups, long-row groups and padding share.
+std::string plan_text(const CsrPlan& p);
+std::string plan_text(const TcPlan& p);
 
 // y = A x computed from a plan on the CPU, in plan order (tests: the plan covers every entry once).
 void spmv_by_csr_plan(const CsrMatrix& a, const CsrPlan& plan, const double* x, double* y);

@@ -429,3 +429,26 @@ TEST_CASE("validate --kernels spmv: one point per registered matrix, three imple
   CHECK(back.geomeans[0].cuda_core_implementation == rep.geomeans[0].cuda_core_implementation);
   clear_registered_matrices();
 }
+
+TEST_CASE("a plan's launch text names its blocks by kind (the results' description)") {
+  const CsrMatrix a = mixed();
+  const kernels::CsrPlan p = kernels::plan_csr(a);
+  const std::string t = kernels::plan_text(p);
+  INFO(t);
+  // 5000 -> 2 pieces, 20000 -> 5, 1025 -> 1: 3 long rows in 8 blocks above the 256 threshold.
+  CHECK(t.find("3 long rows (> 256 nnz) in 8 blocks") != std::string::npos);
+  CHECK(t.rfind(std::to_string(p.items.size()) + " blocks: ", 0) == 0);
+  CHECK(t.find(std::to_string(p.stream_rows) + " rows)") != std::string::npos);
+  CHECK(p.stream_rows > 0);
+  // Row items only: the lanes histogram is spelled out, 1 lane singular.
+  kernels::CsrPlanOptions rows_only;
+  rows_only.stream_max_lanes = 0;
+  const kernels::CsrPlan r = kernels::plan_csr(matrix_with_rows(std::vector<int>(512, 1), 100, "ones"), rows_only);
+  CHECK(kernels::plan_text(r) == "2 blocks: 0 stream items (0 rows), 2 row items (512 rows at 1 lane), 0 long rows (> 256 nnz) in 0 blocks");
+
+  // Packed: 8 rows of 1..8 entries are one group 8 columns wide (a multiple of 4): 64 entries for 36.
+  std::vector<int> eight;
+  for (int l = 1; l <= 8; ++l) eight.push_back(l);
+  const kernels::TcPlan tc = kernels::plan_tensor_core(matrix_with_rows(eight, 100, "eight"));
+  CHECK(kernels::plan_text(tc) == "1 group of 8 rows or slices (0 of 0 long rows), 64 packed entries for 36 nnz (43.8% padding), a warp per group");
+}
