@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <tuple>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #include "files.hpp"
@@ -153,6 +154,62 @@ Verdict judge_time(double efficiency, const TimeStats& t, const VerdictContext& 
   return v;
 }
 
+std::string tight_beats_reason(const HardwareDescriptor& hw, const KernelResult& r) {
+  const auto t_text = [](double s) { return format_quantity(s, Dimension::seconds, 3); };
+  const double measured = r.time_s.median;
+  std::string s = pct(r.tight_efficiency) + " of the tight bound " + t_text(r.tight_bound_time_s) + " (terms: ";
+  if (r.tight_launch_s > 0) s += "launch " + t_text(r.tight_launch_s) + ", ";
+  s += "first byte " + t_text(r.tight_first_byte_s);
+  if (!r.tight_first_byte_from.empty()) s += " from the " + r.tight_first_byte_from;
+  if (r.tight_bandwidth > 0) s += ", Q/BW " + t_text(r.traffic_bytes / r.tight_bandwidth) + " at " + bw_text(r.tight_bandwidth);
+  if (r.tight_ramp_s > 0) s += ", ramp hull " + t_text(r.tight_ramp_s);
+  if (r.tight_passes > 1) s += ", " + std::to_string(r.tight_passes) + " passes";
+  s += "), beyond the measurement margin " + pct(measurement_margin(r.time_s));
+  const std::string level_name = r.bound_level.empty() ? r.memory_level : r.bound_level;
+  const std::optional<MemoryLevelKind> kind = level_name == "l2"     ? std::optional(MemoryLevelKind::l2)
+                                              : level_name == "dram" ? std::optional(MemoryLevelKind::dram)
+                                                                     : std::nullopt;
+  const auto lvl = kind ? hw.memory.find(*kind) : hw.memory.end();
+  // The ramp pattern nearest the result's read share (read 1, triad 2/3, scale 1/2, write 0).
+  const RampTable* ramp = nullptr;
+  std::string pattern;
+  if (lvl != hw.memory.end()) {
+    const double total = r.read_bytes + r.write_bytes;
+    const double share = total > 0 ? r.read_bytes / total : 1.0;
+    double gap = 2;
+    const std::pair<const char*, double> shares[] = {{"read", 1.0}, {"triad", 2.0 / 3}, {"scale", 0.5}, {"write", 0.0}};
+    for (const auto& [name, x] : shares) {
+      const auto f = lvl->second.ramp.find(name);
+      if (f == lvl->second.ramp.end() || !f->second.present() || !(std::fabs(share - x) < gap)) continue;
+      gap = std::fabs(share - x);
+      ramp = &f->second;
+      pattern = name;
+    }
+  }
+  const double q = r.traffic_bytes;
+  if (!ramp || !(q >= ramp->points.front().first) || !(q <= ramp->points.back().first)) {
+    s += "; no " + level_name + " memory-ramp point brackets " + bytes_text(q) +
+         ": check the descriptor's first byte and bandwidth of this level, measured in the calibrating process";
+    return s;
+  }
+  const auto hi = std::lower_bound(ramp->points.begin(), ramp->points.end(), std::make_pair(q, -1.0));
+  double ramp_s = hi->second;
+  if (hi != ramp->points.begin() && hi->first > q) {
+    const auto lo = std::prev(hi);
+    ramp_s = lo->second + (hi->second - lo->second) * (q - lo->first) / (hi->first - lo->first);
+  }
+  s += "; the calibration's memory-ramp (" + pattern + (ramp->date.empty() ? "" : ", " + ramp->date) + ") took " +
+       t_text(ramp_s) + " for " + bytes_text(q) + " (least over its launch configurations)";
+  if (measured < ramp_s)
+    s += ", this run " + t_text(measured) + " (" + num(ramp_s / measured, "%.3f") +
+         "x faster): the term that fails is the ramp's least time, a minimum within the calibrating process; times of "
+         "this level move between processes";
+  else
+    s += ", this run " + t_text(measured) +
+         " (not faster): the run beats the envelope's line (first byte + Q/BW) between the ramp's points, so the line's fit fails";
+  return s;
+}
+
 KernelResult evaluate(const HardwareDescriptor& hw, const KernelModel& k, ComputeUnit unit,
                       const std::map<std::string, double>& size, const TimeStats& t, double l2_bytes,
                       bool l2_flushed) {
@@ -209,6 +266,7 @@ KernelResult evaluate(const HardwareDescriptor& hw, const KernelModel& k, Comput
     r.tight_passes = tb.passes;
     for (const auto& m : tb.missing) r.tight_missing += (r.tight_missing.empty() ? "" : ", ") + m;
     r.tight_verdict = r.tight_efficiency <= 1.0 + measurement_margin(t) ? "within-bound" : "beats-bound";
+    if (r.tight_verdict == "beats-bound") r.tight_reason = tight_beats_reason(hw, r);
   }
   VerdictContext ctx{k.working_set_bytes, l2_bytes, b.memory_level, b.bandwidth_source, b.bandwidth,
                      r.achieved_bytes_per_s, l2_flushed};
@@ -484,6 +542,7 @@ ojson to_json(const ValidationReport& r) {
                           {"bandwidth_bytes_per_s", x.tight_bandwidth}, {"first_byte_from", x.tight_first_byte_from},
                           {"verdict", x.tight_verdict},     {"missing", x.tight_missing}};
     if (x.tight_bound_time_s > 0 && x.tight_passes > 1) e["tight_bound"]["passes"] = x.tight_passes;
+    if (x.tight_bound_time_s > 0 && !x.tight_reason.empty()) e["tight_bound"]["reason"] = x.tight_reason;
     e["bound_note"] = x.bound_note;
     e["sm_clock_hz"] = x.sm_clock_hz;
     e["l2_flushed"] = x.l2_flushed;
@@ -707,12 +766,19 @@ std::string format_table(const ValidationReport& r) {
                     missing.empty() ? "" : "  (missing: ", missing.empty() ? "" : (missing + ")").c_str());
       o << line;
     }
+    for (const auto& x : r.results)
+      if (x.tight_verdict == "beats-bound")
+        o << "  beats the tight bound " << x.kernel << " " << unit_text(x.variant, x.implementation) << " " << x.precision
+          << " " << input_text(x) << " (" << x.memory_level << "): "
+          << (x.tight_reason.empty() ? pct(x.tight_efficiency) + " of the tight bound" : x.tight_reason) << "\n";
   }
-  int beats = 0;
+  int beats = 0, tight_beats = 0;
   for (const auto& x : r.results) beats += x.verdict == "beats-bound";
   for (const auto& s : r.speedups) beats += s.verdict == "beats-bound";
+  for (const auto& x : r.results) tight_beats += x.tight_verdict == "beats-bound";
   o << "\n" << r.results.size() << " measurements, " << r.speedups.size() << " speedups, " << beats
     << " beats-bound";
+  if (tight_beats > 0) o << ", " << tight_beats << " beat the tight bound";
   if (r.wall_time_s > 0) o << ", " << num(r.wall_time_s, "%.1f") << " s";
   o << "\n";
   return o.str();

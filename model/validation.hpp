@@ -117,6 +117,7 @@ struct KernelResult {
   int tight_passes = 1;                // launch and first byte counted this many times (KernelModel::passes, back-to-back)
   std::string tight_verdict;  // "within-bound" | "beats-bound" (a defect in the kernel or a term)
   std::string tight_missing;  // descriptor fields the tight bound lacked (their terms taken as 0)
+  std::string tight_reason;   // beats-bound only: which term fails (tight_beats_reason)
   std::string bound_note;
   // Bytes read and written (the kind's streams). For out-of-L2 sizes when the descriptor has a
   // measured value of the DRAM pattern the streams resemble (dram_pattern_for_streams: SCALE
@@ -131,6 +132,13 @@ struct KernelResult {
 };
 
 // Builds a result from one measurement: bound, efficiency = bound / median, verdict.
+// Why a result beats its tight bound, for the reader who must find the defect: the terms, and the
+// calibration's memory-ramp least time at this level and size (the ramp pattern nearest the result's
+// read share, interpolated between its points). A run faster than the ramp at the same size names the
+// ramp's least time (measured in the calibrating process) as the term that fails; a run between the
+// envelope's line and the ramp's points names the line's fit.
+std::string tight_beats_reason(const HardwareDescriptor& hw, const KernelResult& r);
+
 KernelResult evaluate(const HardwareDescriptor& hw, const KernelModel& k, ComputeUnit unit,
                       const std::map<std::string, double>& size, const TimeStats& t,
                       double l2_bytes, bool l2_flushed);

@@ -195,11 +195,12 @@ KernelResult Reader::result(Tok t, const std::string& w) {
                  in_.skip(v);
                  break;
                }
-               enum { time, eff, launch, first_byte, ramp, bw, from, tverdict, missing, passes };
+               enum { time, eff, launch, first_byte, ramp, bw, from, tverdict, missing, passes, treason };
                static const Keys bk = {{"time_s", time},         {"efficiency", eff},
                                        {"launch_s", launch},     {"first_byte_s", first_byte}, {"ramp_s", ramp},
                                        {"bandwidth_bytes_per_s", bw}, {"first_byte_from", from},
-                                       {"verdict", tverdict},    {"missing", missing}, {"passes", passes}};
+                                       {"verdict", tverdict},    {"missing", missing}, {"passes", passes},
+                                       {"reason", treason}};
                const std::string bw_ = w + ".tight_bound";
                object(v, bw_, bk, {}, [&](int q, Tok u) {
                  switch (q) {
@@ -212,6 +213,7 @@ KernelResult Reader::result(Tok t, const std::string& w) {
                    case from: x.tight_first_byte_from = str(u, bw_, "first_byte_from"); break;
                    case tverdict: x.tight_verdict = str(u, bw_, "verdict"); break;
                    case missing: x.tight_missing = str(u, bw_, "missing"); break;
+                   case treason: x.tight_reason = str(u, bw_, "reason"); break;
                    case passes:
                      x.tight_passes = integer(u, bw_, "passes");
                      if (x.tight_passes < 1) wrong(u, bw_, "passes", "an integer >= 1");

@@ -872,10 +872,19 @@ void results_tables(const ReportInput& in, std::vector<Table>& out) {
                 "\"beats-bound\" would be a defect in a kernel, the model or the units).";
     t.caption_note = t.notes.add(prov);
     t.columns = {"kernel", "variant", "prec.", "size", "level", "working set", "I (flop/B)", "time (median)",
-                 "time cv", "achieved BW", "achieved flop/s", "bound time", "efficiency", "verdict"};
+                 "time cv", "achieved BW", "achieved flop/s", "bound time", "efficiency", "verdict", "tight bound",
+                 "tight eff."};
+    t.caption += " The tight bound (issue 12) adds the measured launch, first-byte and ramp terms to the paper's "
+                 "asymptotic one; a tight efficiency above 100% beyond the measurement margin is a beat, whose note "
+                 "names the term that fails.";
     // The caption's note is the provenance of every number: not repeated per cell (a million rows).
     const int n = 0;
-    const auto result_row = [n](const validation::KernelResult& e, std::vector<Cell>& row, Notes& notes) {
+    // Results written before validate recorded why a result beats its tight bound: the reason from
+    // this report's descriptor of the GPU (the one validate ran against when they were shipped together).
+    const HardwareDescriptor* hw = nullptr;
+    for (const auto& g : in.gpus)
+      if (!r.gpu_id.empty() && g.hw.id == r.gpu_id) hw = &g.hw;
+    const auto result_row = [n, hw](const validation::KernelResult& e, std::vector<Cell>& row, Notes& notes) {
       row.clear();
       row.push_back(label(e.kernel));
       row.push_back(text_cell(unit_short(e.variant) + (e.implementation.empty() ? "" : " " + e.implementation), 1));
@@ -901,6 +910,22 @@ void results_tables(const ReportInput& in, std::vector<Table>& out) {
       if (e.flagged && !e.flag_reason.empty()) vc.note = notes.add(who_row + " flagged: " + e.flag_reason);
       if (!e.verdict_reason.empty() && !vc.note) vc.note = notes.add(who_row + ": " + e.verdict_reason);
       row.push_back(vc);
+      if (e.tight_bound_time_s > 0) {  // results files before issue 12 carry none
+        Cell tb = num_cell(e.tight_bound_time_s, Dimension::seconds, n);
+        tb.source = "derived";
+        row.push_back(tb);
+        Cell te = derived_cell(e.tight_efficiency * 100, n);
+        te.text = short_num(e.tight_efficiency * 100, 3) + "%" + (e.tight_verdict == "beats-bound" ? " (beats)" : "");
+        if (e.tight_verdict == "beats-bound")
+          te.note = notes.add(who_row + " beats the tight bound: " +
+                              (!e.tight_reason.empty() ? e.tight_reason
+                               : hw ? validation::tight_beats_reason(*hw, e) + " (reason derived by the report from descriptor '" + hw->id + "')"
+                                    : std::string("no reason recorded (results written before validate recorded one)")));
+        row.push_back(te);
+      } else {
+        row.push_back(text_cell("", 1));
+        row.push_back(text_cell("", 1));
+      }
     };
     fill_rows(t, v.results, result_row);
     if (t.row_count() == 0) t.caption += " The file holds no kernel results.";

@@ -254,6 +254,7 @@ TEST_CASE("report on fixtures: every file, well-formed SVG, PNG sizes, numbers e
     CHECK(row[0]["text"] == vin["results"][i]["kernel"]);
     CHECK(row[7]["value"].get<double>() == vin["results"][i]["time_s"]["median"].get<double>());
     CHECK(row[13]["text"] == vin["results"][i]["verdict"]);
+    CHECK(row[14]["text"] == "\u2014");  // the fixture predates the tight bound
   }
   // Speedup points sit at I/B of their own precision (fp64 here, not the fp32 result of the same size).
   json sp = read_json(dir / "speedup-bound.json");
@@ -499,6 +500,10 @@ TEST_CASE("results written by validate's own writer are read by the report") {
   }
   v::summarize(rep);
   REQUIRE(rep.speedups.size() == 3);
+  // One result that beats its tight bound (the reason is validate's; here a stand-in text).
+  REQUIRE(rep.results[0].tight_bound_time_s > 0);
+  rep.results[0].tight_verdict = "beats-bound";
+  rep.results[0].tight_reason = "the term that fails: a stand-in";
   fs::path d = fresh_dir("validate-writer");
   fs::create_directories(d);
   v::save_report(rep, d / "fixture-gpu-validation.json");
@@ -509,6 +514,19 @@ TEST_CASE("results written by validate's own writer are read by the report") {
   write_report(in, out);
   json vt = read_json(out / "table-validation-fixture-gpu.json");
   CHECK(vt["rows"].size() == rep.results.size());
+  // The tight bound's two columns: its time and efficiency; a beat is marked and its note gives the reason.
+  REQUIRE(vt["columns"].size() == 16);
+  CHECK(vt["columns"][14] == "tight bound");
+  CHECK(vt["columns"][15] == "tight eff.");
+  for (size_t i = 0; i < rep.results.size(); ++i) {
+    const auto& row = vt["rows"][i];
+    CHECK(row[14]["value"].get<double>() == doctest::Approx(rep.results[i].tight_bound_time_s));
+    const std::string eff = row[15]["text"];
+    CHECK(eff.find("%") != std::string::npos);
+    CHECK((eff.find("(beats)") != std::string::npos) == (i == 0));
+  }
+  const std::string note = vt["notes"][vt["rows"][0][15]["note"].get<int>() - 1];
+  CHECK(note.find("beats the tight bound: the term that fails: a stand-in") != std::string::npos);
   json sp = read_json(out / "speedup-bound.json");
   CHECK(sp["points"].size() == rep.speedups.size());
   json rf = read_json(out / "roofline-fixture-gpu.json");

@@ -159,6 +159,17 @@ TEST_CASE("validate carries the tight bound of how each result was timed") {
   CHECK(back.results[1].tight_verdict == "beats-bound");
   CHECK(back.results[0].tight_bound_time_s == r.tight_bound_time_s);
   CHECK(validation::format_table(rep).find("Tight bound") != std::string::npos);
+  // A beat names its terms and, without a ramp here, what to check; within-bound results carry no reason.
+  INFO(q.tight_reason);
+  CHECK(r.tight_reason.empty());
+  CHECK(q.tight_reason.rfind("105.3% of the tight bound 2 us (terms: launch 2 us, first byte ", 0) == 0);
+  CHECK(q.tight_reason.find("no l2 memory-ramp point brackets 160 kB") != std::string::npos);
+  CHECK(back.results[1].tight_reason == q.tight_reason);
+  CHECK(back.results[0].tight_reason.empty());
+  CHECK(validation::to_json(rep)["results"][0]["tight_bound"].count("reason") == 0);
+  const std::string table = validation::format_table(rep);
+  CHECK(table.find("beats the tight bound scale CC fp64 ") != std::string::npos);
+  CHECK(table.find("1 beat the tight bound") != std::string::npos);
 }
 
 namespace {
@@ -334,4 +345,35 @@ TEST_CASE("descriptor: ramp tables load strictly and round-trip") {
     CHECK(what.find("memory.dram.ramp.scale.timing") != std::string::npos);
     CHECK(what.find("expected cold, warm or warm-validate, got 'warmish'") != std::string::npos);
   }
+}
+
+TEST_CASE("a tight beat names the term that fails: the ramp's least time at that size, or the line between its points") {
+  HardwareDescriptor hw = with_fixed_costs();
+  const KernelModel k = scale_model(25e6 / 16);  // 25 MB read and written: in the L2
+  REQUIRE(k.read_bytes == doctest::Approx(k.write_bytes));
+  auto& l2 = hw.memory[MemoryLevelKind::l2];
+  // The read ramp is far slower: the scale table (the result's 1:1 mix) must be the one compared.
+  l2.ramp["read"] = ramp_table({{1e6, 9e-6}, {20e6, 9e-6}, {30e6, 9e-6}});
+  l2.ramp["scale"] = ramp_table({{1e6, 2.2e-6}, {20e6, 4.0e-6}, {30e6, 5.3e-6}});
+  // Tight bound: max(launch 2 us, first byte 134 ns + 25 MB / 10 TB/s) = 2.634 us; the run takes 2.5 us.
+  validation::TimeStats w{2.5e-6, 2.49e-6, 2.52e-6, 0.002, 20, 9};
+  const auto r = validation::evaluate(hw, k, ComputeUnit::cuda_core, {{"n", 25e6 / 16}}, w, 50.0 * (1 << 20), false);
+  REQUIRE(r.memory_level == "l2");
+  CHECK(r.tight_bound_time_s == doctest::Approx(134e-9 + 2.5e-6));
+  REQUIRE(r.tight_verdict == "beats-bound");
+  INFO(r.tight_reason);
+  // The scale ramp at 25 MB, half-way between 4.0 and 5.3 us: 4.65 us, 1.86x this run.
+  CHECK(r.tight_reason.find("the calibration's memory-ramp (scale, 2026-11-25T00:00:00Z) took 4.65 us for 25 MB") !=
+        std::string::npos);
+  CHECK(r.tight_reason.find("this run 2.5 us (1.860x faster): the term that fails is the ramp's least time") != std::string::npos);
+  // A ramp faster than the run at this size: the run beats only the envelope's line.
+  l2.ramp["scale"] = ramp_table({{1e6, 1.0e-6}, {20e6, 2.0e-6}, {30e6, 2.2e-6}});
+  const auto line = validation::evaluate(hw, k, ComputeUnit::cuda_core, {{"n", 25e6 / 16}}, w, 50.0 * (1 << 20), false);
+  INFO(line.tight_reason);
+  CHECK(line.tight_reason.find("took 2.1 us for 25 MB") != std::string::npos);
+  CHECK(line.tight_reason.find("(not faster): the run beats the envelope's line") != std::string::npos);
+  // A size outside the ramp's points: nothing to compare.
+  l2.ramp["scale"] = ramp_table({{1e6, 1.0e-6}, {20e6, 2.0e-6}});
+  CHECK(validation::evaluate(hw, k, ComputeUnit::cuda_core, {{"n", 25e6 / 16}}, w, 50.0 * (1 << 20), false)
+            .tight_reason.find("no l2 memory-ramp point brackets 25 MB") != std::string::npos);
 }
