@@ -42,7 +42,7 @@ constexpr int kCcThreads = 256;
 constexpr int kTcThreads = 256;  // 8 warps at most (kernels/work_units.hpp intensity_tc_launch: 2 or 8)
 constexpr int kMaxK = 4096;       // the immediate and tensor-core kernels; the staged ones stop at 256
 constexpr int kStagedMaxK = 256;  // staged kernels: r matrices in shared memory (static, <= 48 KiB)
-constexpr int kConstantEntries = 2048;  // the one-row kernels (k < 16, r = 1): w * w entries or half2 pairs
+constexpr int kConstantEntries = 2048;  // the k < 16 kernels (r = 1): w * w entries or half2 pairs
 constexpr const char* kLdg128 = "LDG\\.E[A-Z0-9.]*\\.128";
 
 template <class T> CEILING_HOST_DEVICE constexpr int row_width() { return sizeof(T) == 2 ? 16 : 8; }
