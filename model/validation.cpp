@@ -651,9 +651,9 @@ std::string format_table(const ValidationReport& r) {
     << bytes_text(r.device.l2_bytes) << ", SM clock " << num(r.sm_clock_hz / 1e6, "%.0f") << " MHz), descriptor "
     << r.descriptor_id << "\n";
   o << "split at half the L2 = " << bytes_text(r.split_l2_bytes() / 2)
-    << "; bound = max(Q/BW(level), W/P(unit)); efficiency = bound / median time\n\n";
-  std::snprintf(line, sizeof line, "%-6s %-2s %-4s %-12s %9s %-4s %10s %10s %9s %10s %6s  %s\n", "kernel", "u",
-                "prec", "size", "ws", "lvl", "median", "bandwidth", "GFLOP/s", "bound", "eff", "verdict");
+    << "; bound = max(Q/BW(level), W/P(unit)); efficiency = bound / median time; tight = tight bound / median time\n\n";
+  std::snprintf(line, sizeof line, "%-6s %-2s %-4s %-12s %9s %-4s %10s %10s %9s %10s %6s %6s  %s\n", "kernel", "u",
+                "prec", "size", "ws", "lvl", "median", "bandwidth", "GFLOP/s", "bound", "eff", "tight", "verdict");
   o << line;
   std::string prev;
   bool other_level = false;
@@ -664,11 +664,13 @@ std::string format_table(const ValidationReport& r) {
     const std::string group = x.kernel + x.variant + x.implementation + x.precision;
     if (!prev.empty() && group != prev) o << "\n";
     prev = group;
-    std::snprintf(line, sizeof line, "%-6s %-2s %-4s %-12s %9s %-4s %8.2fus %10s %9.1f %8.2fus %5.1f%%  %s%s\n",
+    const std::string tight = x.tight_bound_time_s > 0 ? num(100 * x.tight_efficiency, "%5.1f") + "%" : "-";
+    std::snprintf(line, sizeof line, "%-6s %-2s %-4s %-12s %9s %-4s %8.2fus %10s %9.1f %8.2fus %5.1f%% %6s  %s%s%s\n",
                   x.kernel.c_str(), unit_text(x.variant, x.implementation).c_str(), x.precision.c_str(), input_text(x).c_str(),
                   bytes_text(x.working_set_bytes).c_str(), lvl.c_str(), x.time_s.median * 1e6,
                   bw_text(x.achieved_bytes_per_s).c_str(), x.achieved_flop_per_s / 1e9, x.bound_time_s * 1e6,
-                  100 * x.efficiency, x.verdict.c_str(), x.flagged ? " (flagged)" : "");
+                  100 * x.efficiency, tight.c_str(), x.verdict.c_str(), x.flagged ? " (flagged)" : "",
+                  x.tight_verdict == "beats-bound" ? " (beats the tight bound)" : "");
     o << line;
   }
   if (other_level) o << "  * bounded with another level's bandwidth (the descriptor lacks this level's): see bound_note\n";

@@ -170,6 +170,9 @@ TEST_CASE("validate carries the tight bound of how each result was timed") {
   const std::string table = validation::format_table(rep);
   CHECK(table.find("beats the tight bound scale CC fp64 ") != std::string::npos);
   CHECK(table.find("1 beat the tight bound") != std::string::npos);
+  // Per result: the tight efficiency beside the paper's, and the beat marked on its row.
+  CHECK(table.find(" tight  verdict") != std::string::npos);
+  CHECK(table.find("105.3%  within-bound (beats the tight bound)") != std::string::npos);
 }
 
 namespace {
