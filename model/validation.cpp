@@ -166,23 +166,25 @@ std::string tight_beats_reason(const HardwareDescriptor& hw, const KernelResult&
   if (r.tight_passes > 1) s += ", " + std::to_string(r.tight_passes) + " passes";
   s += "), beyond the measurement margin " + pct(measurement_margin(r.time_s));
   const std::string level_name = r.bound_level.empty() ? r.memory_level : r.bound_level;
-  const std::optional<MemoryLevelKind> kind = level_name == "l2"     ? std::optional(MemoryLevelKind::l2)
-                                              : level_name == "dram" ? std::optional(MemoryLevelKind::dram)
-                                                                     : std::nullopt;
+  std::optional<MemoryLevelKind> kind;
+  try {
+    kind = parse_memory_level(level_name);
+  } catch (const std::exception&) {  // a results file's unknown level: no ramp to compare with
+  }
   const auto lvl = kind ? hw.memory.find(*kind) : hw.memory.end();
-  // The ramp pattern nearest the result's read share (read 1, triad 2/3, scale 1/2, write 0).
+  // The level's ramp table whose pattern's read share (memory_roof.hpp pattern_read_share) is
+  // nearest the result's.
   const RampTable* ramp = nullptr;
   std::string pattern;
   if (lvl != hw.memory.end()) {
     const double total = r.read_bytes + r.write_bytes;
     const double share = total > 0 ? r.read_bytes / total : 1.0;
     double gap = 2;
-    const std::pair<const char*, double> shares[] = {{"read", 1.0}, {"triad", 2.0 / 3}, {"scale", 0.5}, {"write", 0.0}};
-    for (const auto& [name, x] : shares) {
-      const auto f = lvl->second.ramp.find(name);
-      if (f == lvl->second.ramp.end() || !f->second.present() || !(std::fabs(share - x) < gap)) continue;
-      gap = std::fabs(share - x);
-      ramp = &f->second;
+    for (const auto& [name, table] : lvl->second.ramp) {
+      const std::optional<double> x = pattern_read_share(name);
+      if (!x || !table.present() || !(std::fabs(share - *x) < gap)) continue;
+      gap = std::fabs(share - *x);
+      ramp = &table;
       pattern = name;
     }
   }

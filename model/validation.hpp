@@ -131,7 +131,6 @@ struct KernelResult {
   std::string label;
 };
 
-// Builds a result from one measurement: bound, efficiency = bound / median, verdict.
 // Why a result beats its tight bound, for the reader who must find the defect: the terms, and the
 // calibration's memory-ramp least time at this level and size (the ramp pattern nearest the result's
 // read share, interpolated between its points). A run faster than the ramp at the same size names the
@@ -139,6 +138,7 @@ struct KernelResult {
 // envelope's line and the ramp's points names the line's fit.
 std::string tight_beats_reason(const HardwareDescriptor& hw, const KernelResult& r);
 
+// Builds a result from one measurement: bound, efficiency = bound / median, verdict.
 KernelResult evaluate(const HardwareDescriptor& hw, const KernelModel& k, ComputeUnit unit,
                       const std::map<std::string, double>& size, const TimeStats& t,
                       double l2_bytes, bool l2_flushed);
