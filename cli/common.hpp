@@ -45,6 +45,8 @@ struct CalibrateOptions {
   bool remeasure_architecture = false;  // run the per-architecture probes even where reusable
   bool power = false;                   // NVML board power under the probes that support it
   int tc_rest_ms = 50;                  // idle before each counted wgmma / wgmma-sp run
+  // memory-ramp in this many processes in all, least time per size kept (0: 3, or 1 with --quick).
+  int ramp_processes = 0;
   // --devices all|0,2,5: one calibration per GPU, all at once (one process each), descriptors in
   // out_dir named <id>-<uuid prefix>.yaml (issue 16).
   std::string devices;

@@ -28,6 +28,22 @@ struct EnvelopeFit {
 };
 EnvelopeFit fit_lower_envelope(const std::vector<double>& bytes, const std::vector<double>& seconds);
 
+// The field note of a ramp envelope fit (memory.<level>.first_byte.<pattern> and its slope): the
+// sizes, how they were timed (cold: one launch after an L2 eviction; warm: back-to-back launches),
+// in how many processes the least times were taken, the slope and the points' gaps above the line.
+std::string ramp_fit_note(const EnvelopeFit& f, const std::vector<double>& bytes, bool cold, int processes);
+
+// The ramp measured again in other processes (calibrate --ramp-processes; issue 12). Warm L2 least
+// times move by 2-8% between processes on one board (2026-11-27: SCALE at 25 MB on an H200 ran 6%
+// faster in a validating process than in the calibrating process's ramp), so one process's least
+// time is no bound for the next. Every ramp table of `d` takes, at each of its sizes, the least
+// time over `d` and `others` (the table of the same level and pattern; a size matches within 1e-6
+// relative; sizes only another run has are not added), and its fields are fitted again from the
+// merged points: memory.<level>.first_byte.<pattern> and the slope (memory.l2.patterns.<pattern>,
+// memory.dram.ramp_bandwidth.<pattern>), their notes saying over how many processes. A table no
+// other run has is left as it is. Returns the number of tables that took a point from another run.
+int merge_ramp_runs(HardwareDescriptor& d, const std::vector<HardwareDescriptor>& others);
+
 // The lower convex hull of points (X_i, T_i) (sorted by X; the first and last points are always
 // vertices): the largest convex function on or below every point, so it passes through the least
 // times where they are convex and is tight at every measured size. Throws std::invalid_argument

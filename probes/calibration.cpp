@@ -1,5 +1,7 @@
 #include "calibration.hpp"
 
+#include "../model/memory_roof.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -141,6 +143,32 @@ std::vector<const ProbeInfo*> choose_probes(const std::vector<std::string>& name
   }
   return chosen;
 }
+
+namespace {
+// The probe run again in opt.ramp_processes - 1 new processes (least_over_processes): their ramp
+// tables merged into d (the least time at each size), the summary's fields refreshed from d.
+json again_in_processes(const CalibrationOptions& opt, const std::string& probe, HardwareDescriptor& d,
+                        ProbeRunSummary& sum, const std::function<void(double, const std::string&)>& progress) {
+  std::vector<HardwareDescriptor> others;
+  json failed = json::array();
+  for (int run = 2; run <= opt.ramp_processes; ++run) {
+    if (progress) progress(1.0, "again in process " + std::to_string(run) + " of " + std::to_string(opt.ramp_processes));
+    try {
+      others.push_back(opt.run_probe_in_child(probe, run));
+    } catch (const std::exception& e) {
+      spdlog::warn("{}: run {} of {} in a new process failed: {}", probe, run, opt.ramp_processes, e.what());
+      failed.push_back({{"run", run}, {"reason", e.what()}});
+    }
+  }
+  const int changed = merge_ramp_runs(d, others);
+  for (auto& fm : sum.fields)
+    if (const Field* f = d.find_field(fm.path); f && f->measured) fm.value = *f->measured;
+  spdlog::info("{}: least times over {} processes ({} failed); {} tables took a point from another process", probe,
+               1 + others.size(), failed.size(), changed);
+  return {{"asked", opt.ramp_processes}, {"merged", 1 + others.size()}, {"failed", failed}, {"tables_changed", changed}};
+}
+
+}  // namespace
 
 CalibrationResult run_calibration(const CalibrationOptions& opt, const CalibrationProgress& progress) {
   // A typo in the probe names is reported even where no GPU is present.
@@ -284,6 +312,8 @@ CalibrationResult run_calibration(const CalibrationOptions& opt, const Calibrati
           for (const auto& r : po.ramps) d.memory[r.level].ramp[r.pattern] = r.table;
           sum.fields = po.fields;
           entry["details"] = po.details;
+          if (p.least_over_processes && opt.ramp_processes > 1 && opt.run_probe_in_child)
+            entry["details"]["processes"] = again_in_processes(opt, p.name, d, sum, ctx.progress);
           // A run without --power keeps the descriptor's power fields (merge) and, here, the
           // readings behind them: the previous run's details["power"], with its date.
           if (!ctx.power && entry["details"].is_object() && !entry["details"].contains("power")) {

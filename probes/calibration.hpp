@@ -38,6 +38,14 @@ struct CalibrationOptions {
   bool power = false;
   // Idle before each counted tensor-core run (ProbeContext::tc_rest_ms).
   int tc_rest_ms = 50;
+  // Probes marked least_over_processes (memory-ramp) run this many times in all, the others each
+  // alone in a new process through run_probe_in_child, and the descriptor keeps the least time at
+  // each size (merge_ramp_runs). 1, or no run_probe_in_child: this process only.
+  int ramp_processes = 1;
+  // Runs probe `probe` alone on this device in a new process (`run`: 2 .. ramp_processes) and returns
+  // the descriptor it wrote; throws std::runtime_error with the reason when it fails. The library
+  // starts no processes: the CLI runs itself.
+  std::function<HardwareDescriptor(const std::string& probe, int run)> run_probe_in_child;
 };
 
 // ok: measured now; skipped: could not run (reason); reused: a per-architecture probe's results

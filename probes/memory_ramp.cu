@@ -112,20 +112,13 @@ ProbeOutput run_memory_ramp(const ProbeContext& ctx) {
                                {"relative_gap", f.relative_gap},
                                {"median_gap", f.median_gap},
                                {"max_gap", f.max_gap}};
-      char note[400];
-      std::snprintf(note, sizeof note,
-                    "lower envelope T >= first_byte + X/BW of the least times over %zu sizes %.3g..%.3g MB (%s), "
-                    "BW %.4g TB/s; points above it by median %.1f%%, max %.1f%%",
-                    pts.size(), x.front() / 1e6, x.back() / 1e6,
-                    lv.timing == RampTiming::cold ? "cold: L2 evicted, events around one launch"
-                                                  : "warm: back-to-back launches, per launch",
-                    f.bandwidth() / 1e12, 100 * f.median_gap, 100 * f.max_gap);
+      const std::string note = ramp_fit_note(f, x, lv.timing == RampTiming::cold, 1);
       const std::string level(lv.name);
       // An envelope through the origin (write-back left in the L2 makes mid sizes fast per byte)
       // is written as 1 ps, the least time a descriptor holds.
       out.fields.push_back({"memory." + level + ".first_byte." + pat, Dimension::seconds,
                             fitted(std::max(f.intercept_s, 1e-12), static_cast<int>(pts.size()),
-                                   std::string(note) + (f.intercept_s < 1e-12 ? "; through the origin" : ""), clock)});
+                                   note + (f.intercept_s < 1e-12 ? "; through the origin" : ""), clock)});
       if (!(f.seconds_per_byte > 0)) {
         details[lv.name][pat]["note"] = "flat envelope (latency-bound at every size): no bandwidth from it";
         continue;
@@ -142,7 +135,8 @@ ProbeOutput run_memory_ramp(const ProbeContext& ctx) {
   return out;
 }
 
-const Registrar reg{ProbeInfo{
+ProbeInfo memory_ramp_info() {
+  ProbeInfo p{
     "memory-ramp", "memory",
     "Least time for all SMs to move X bytes (read, write, scale) as X grows, timed as validate times each level; "
     "lower envelope -> first-byte time and slope",
@@ -155,7 +149,12 @@ const Registrar reg{ProbeInfo{
      "memory.dram.ramp_bandwidth.scale", "memory.l2.ramp.*", "memory.dram.ramp.*"},
     80,
     true,
-    run_memory_ramp}};
+    run_memory_ramp};
+  p.least_over_processes = true;
+  return p;
+}
+
+const Registrar reg{memory_ramp_info()};
 
 }  // namespace
 }  // namespace ceiling::probes

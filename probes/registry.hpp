@@ -84,6 +84,10 @@ struct ProbeInfo {
   // alone; a 1 s rest does not recover it, a new process does; FP64 DMMA, CUDA-core and memory
   // figures unchanged). The default order runs such probes last.
   bool runs_sparse_tensor = false;
+  // Its least times are not a bound across processes (memory-ramp: warm L2 times move by 2-8%
+  // between processes on one board): calibrate runs it again in CalibrationOptions::ramp_processes
+  // - 1 new processes and keeps the least time at each size (merge_ramp_runs).
+  bool least_over_processes = false;
 };
 
 class Registry {

@@ -93,7 +93,7 @@ TEST_CASE("calibrate rejects an unknown probe name, GPU or not") {
   CHECK((named || no_cuda_build));
 }
 
-TEST_CASE("calibrate without a GPU exits 2 and says why; with one it writes the descriptor and probe details") {
+TEST_CASE("calibrate without a GPU exits 2 and says why, with one it writes the descriptor and probe details") {
   const std::string dir = "/tmp/ceiling-test-calibrate-" + std::to_string(::getpid());
   const Run r = calibrate("--probes sm-clock --json --out " + dir + "/gpu.yaml", true);
   INFO(r.out);

@@ -1,6 +1,8 @@
 // `ceiling predict` end to end: the paper's worked examples through the CLI's JSON, and its errors.
 #include <doctest/doctest.h>
 
+#include "approx.hpp"
+
 #include "cli_run.hpp"
 #include <sys/wait.h>
 
@@ -39,42 +41,42 @@ TEST_CASE("cli predict: A100 GEMV, S < 1.05 (Eq. 24) and S < 1.33 (Eq. 23)") {
   CHECK(j["source"] == "spec");
   CHECK(j["bound"] == "memory");
   CHECK(j["memory_level"] == "dram");
-  CHECK(j["balance_flop_per_byte"]["cuda_core"].get<double>() == doctest::Approx(9.7 / 1.94));
+  CHECK(j["balance_flop_per_byte"]["cuda_core"].get<double>() == ceiling_test::Rel(9.7 / 1.94));
   CHECK(j["intensity_flop_per_byte"].get<double>() < 0.25);
   const auto& s = j["tensor_core_speedup"];
   CHECK(s["workload_limit"].get<double>() < 1.05);
-  CHECK(s["workload_limit"].get<double>() == doctest::Approx(1.05).epsilon(1e-3));
-  CHECK(s["alpha"].get<double>() == doctest::Approx(19.5 / 9.7));
-  CHECK(s["memory_bound_limit"].get<double>() == doctest::Approx(4.0 / 3).epsilon(0.01));
+  CHECK(s["workload_limit"].get<double>() == ceiling_test::Rel(1.05).epsilon(1e-3));
+  CHECK(s["alpha"].get<double>() == ceiling_test::Rel(19.5 / 9.7));
+  CHECK(s["memory_bound_limit"].get<double>() == ceiling_test::Rel(4.0 / 3).epsilon(0.01));
   CHECK(s["kernel_bound"].get<double>() < s["workload_limit"].get<double>());
   // alpha exactly 2 (19.4 / 9.7): the paper's 1.33.
   const auto j2 = predict_json("--hw a100-80gb --kernel gemv --m 8192 --n 8192 --source spec --peak-tensor-core '19.4 TFLOP/s'");
-  CHECK(j2["tensor_core_speedup"]["alpha"].get<double>() == doctest::Approx(2.0));
-  CHECK(j2["tensor_core_speedup"]["memory_bound_limit"].get<double>() == doctest::Approx(4.0 / 3));
-  CHECK(round2(j2["tensor_core_speedup"]["memory_bound_limit"].get<double>()) == doctest::Approx(1.33));
+  CHECK(j2["tensor_core_speedup"]["alpha"].get<double>() == ceiling_test::Rel(2.0));
+  CHECK(j2["tensor_core_speedup"]["memory_bound_limit"].get<double>() == ceiling_test::Rel(4.0 / 3));
+  CHECK(round2(j2["tensor_core_speedup"]["memory_bound_limit"].get<double>()) == ceiling_test::Rel(1.33));
   CHECK(j2["source"] == "mixed");
 }
 
 TEST_CASE("cli predict: GH200 memory-bound limit rounds to 1.33") {
   const auto j = predict_json("--hw gh200 --kernel gemv --m 8192 --n 8192 --source spec");
-  CHECK(round2(j["tensor_core_speedup"]["memory_bound_limit"].get<double>()) == doctest::Approx(1.33));
-  CHECK(j["balance_flop_per_byte"]["cuda_core"].get<double>() == doctest::Approx(34.0 / 4.0));
+  CHECK(round2(j["tensor_core_speedup"]["memory_bound_limit"].get<double>()) == ceiling_test::Rel(1.33));
+  CHECK(j["balance_flop_per_byte"]["cuda_core"].get<double>() == ceiling_test::Rel(34.0 / 4.0));
 }
 
 TEST_CASE("cli predict: tensor-core SCALE at 1/8 of FP64 TC peak: 2.4 (A100), 8.37 (GH200) TFLOP/s") {
   const auto a = predict_json("--hw a100-80gb --kernel scale --n 1e9 --source spec");
-  CHECK(a["tensor_core_effective_peak_flop_per_s"].get<double>() == doctest::Approx(2.4375e12));
+  CHECK(a["tensor_core_effective_peak_flop_per_s"].get<double>() == ceiling_test::Rel(2.4375e12));
   CHECK(a["kernel"]["tensor_core_fraction"].get<double>() == 0.125);
   CHECK(a["intensity_flop_per_byte"].get<double>() == 0.0625);
   CHECK(a["bound"] == "memory");
   CHECK(a["tensor_core_speedup"]["kernel_bound"].get<double>() < 1);
   const auto g = predict_json("--hw gh200 --kernel scale --n 1e9 --source spec");
-  CHECK(g["tensor_core_effective_peak_flop_per_s"].get<double>() == doctest::Approx(8.375e12));
-  CHECK(g["attainable_flop_per_s"]["cuda_core"].get<double>() == doctest::Approx(4e12 / 16));
-  CHECK(g["attainable_flop_per_s"]["tensor_core"].get<double>() == doctest::Approx(4e12 / 16));
-  CHECK(g["time_s"]["memory"].get<double>() == doctest::Approx(16e9 / 4e12));
-  CHECK(g["time_s"]["overlapped"].get<double>() == doctest::Approx(16e9 / 4e12));
-  CHECK(g["time_s"]["compute_tensor_core"].get<double>() == doctest::Approx(1e9 / 8.375e12));
+  CHECK(g["tensor_core_effective_peak_flop_per_s"].get<double>() == ceiling_test::Rel(8.375e12));
+  CHECK(g["attainable_flop_per_s"]["cuda_core"].get<double>() == ceiling_test::Rel(4e12 / 16));
+  CHECK(g["attainable_flop_per_s"]["tensor_core"].get<double>() == ceiling_test::Rel(4e12 / 16));
+  CHECK(g["time_s"]["memory"].get<double>() == ceiling_test::Rel(16e9 / 4e12));
+  CHECK(g["time_s"]["overlapped"].get<double>() == ceiling_test::Rel(16e9 / 4e12));
+  CHECK(g["time_s"]["compute_tensor_core"].get<double>() == ceiling_test::Rel(1e9 / 8.375e12));
   CHECK(g["temporal_blocking_min_steps"].is_null());
 }
 
@@ -82,9 +84,9 @@ TEST_CASE("cli predict: 2d5pt at balance 9.99 needs 16 temporal steps (Eq. 14)")
   const std::string what_if = "--peak-cuda-core '9.99 TFLOP/s' --bandwidth '1 TB/s'";
   const auto j = predict_json("--hw gh200 --kernel stencil --points 5 --dims 2 --nx 9000 --ny 9000 " + what_if);
   CHECK(j["intensity_flop_per_byte"].get<double>() == 0.625);
-  CHECK(j["balance_flop_per_byte"]["cuda_core"].get<double>() == doctest::Approx(9.99));
+  CHECK(j["balance_flop_per_byte"]["cuda_core"].get<double>() == ceiling_test::Rel(9.99));
   CHECK(j["temporal_blocking_min_steps"] == 16);
-  CHECK(j["temporal_blocking_threshold"].get<double>() == doctest::Approx(15.984));
+  CHECK(j["temporal_blocking_threshold"].get<double>() == ceiling_test::Rel(15.984));
   CHECK(j["bound"] == "memory");
   const auto t16 = predict_json("--hw gh200 --kernel stencil --points 5 --dims 2 --nx 9000 --ny 9000 --steps 16 " +
                                 what_if + " --peak-tensor-core '20 TFLOP/s'");
@@ -198,7 +200,7 @@ TEST_CASE("cli predict: every shipped descriptor predicts SCALE or names the mis
       const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
       CHECK(j["intensity_flop_per_byte"].get<double>() == 0.0625);
       CHECK(j["tensor_core_effective_peak_flop_per_s"].get<double>() ==
-            doctest::Approx(j["peak_flop_per_s"]["tensor_core"].get<double>() / 8));
+            ceiling_test::Rel(j["peak_flop_per_s"]["tensor_core"].get<double>() / 8));
     } else {
       CHECK_MESSAGE(r.out.find("is missing in " + id) != std::string::npos, r.out);
     }

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "approx.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -151,8 +153,8 @@ TEST_CASE("descriptor: the CUDA-core outer-product rate and power (issue 14): pa
   const HardwareDescriptor again = parse_descriptor(text, "again.yaml");
   CHECK(parse_descriptor(to_yaml(again), "again2.yaml") == again);  // written values are rounded to their spread once
   REQUIRE(again.outer_product.count(Precision::fp64));
-  CHECK(*again.outer_product.at(Precision::fp64).value() == doctest::Approx(29.87e12).epsilon(0.005));
-  CHECK(*again.cuda_core_power.at(Precision::fp64).value() == doctest::Approx(512.5).epsilon(0.005));
+  CHECK(*again.outer_product.at(Precision::fp64).value() == ceiling_test::Rel(29.87e12).epsilon(0.005));
+  CHECK(*again.cuda_core_power.at(Precision::fp64).value() == ceiling_test::Rel(512.5).epsilon(0.005));
   CHECK(to_yaml(again) == text);
   // A descriptor that differs only there is not equal.
   HardwareDescriptor other = again;
@@ -180,7 +182,7 @@ TEST_CASE("descriptor: the mma.sync tensor-core rate per precision (issue 12): p
   const HardwareDescriptor again = parse_descriptor(text, "again.yaml");
   CHECK(parse_descriptor(to_yaml(again), "again2.yaml") == again);
   REQUIRE(again.tensor_core_mma_sync.count(Precision::fp16));
-  CHECK(*again.tensor_core_mma_sync.at(Precision::fp16).value() == doctest::Approx(712.1e12).epsilon(0.005));
+  CHECK(*again.tensor_core_mma_sync.at(Precision::fp16).value() == ceiling_test::Rel(712.1e12).epsilon(0.005));
   CHECK(to_yaml(again) == text);
   HardwareDescriptor other = again;
   other.tensor_core_mma_sync.clear();
@@ -252,7 +254,7 @@ TEST_CASE("descriptor: an instruction's power and sustained rate: YAML round tri
   const HardwareDescriptor again = parse_descriptor(text, "again.yaml");
   REQUIRE(again.tensor_instructions.size() == 1);
   REQUIRE(again.tensor_instructions[0].sustained.measured);
-  CHECK(again.tensor_instructions[0].sustained.measured->median == doctest::Approx(854.2e12));
+  CHECK(again.tensor_instructions[0].sustained.measured->median == ceiling_test::Rel(854.2e12));
   CHECK(to_yaml(again) == text);
   // A later run without --power replaces the throughput and keeps the reading and its rate.
   TensorInstruction rerun = ti;
@@ -447,7 +449,7 @@ TEST_CASE("descriptor: median, min and max of one value are written in one unit"
   }
 }
 
-TEST_CASE("descriptor: rounding stays within a tenth of the spread and of the cv; save, load, save is stable") {
+TEST_CASE("descriptor: rounding stays within a tenth of the spread and of the cv, save, load, save is stable") {
   std::mt19937_64 rng(5);
   std::uniform_real_distribution<double> mant(1.0, 10.0), rel(1e-7, 0.05), u(0.0, 1.0);
   std::uniform_int_distribution<int> exp10(0, 15);
@@ -515,7 +517,7 @@ TEST_CASE("descriptor: save is atomic and loads back") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("descriptor: id defaults to the file stem; an unreadable file names itself") {
+TEST_CASE("descriptor: id defaults to the file stem, an unreadable file names itself") {
   CHECK(parse_descriptor(kMinimal, "some/dir/my-gpu.yaml").id == "my-gpu");
   try {
     load_descriptor("/nonexistent/x.yaml");

@@ -2,6 +2,8 @@
 // descriptor's `dsm` key (strict, exact round trip, calibrate's merge), the shipped H800 figures,
 // `show` and the report's table and plot.
 #include <doctest/doctest.h>
+
+#include "approx.hpp"
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -144,7 +146,7 @@ TEST_CASE("dsm reference: ring-based copy lands the previous rank's registers, e
   CHECK(dsm::ring_first_mismatch(poisoned, blocks, cs, threads, ilp, iters) ==
         std::pair<long long, long long>{5, 3 + threads});
   CHECK(dsm::ring_first_mismatch(std::vector<uint32_t>(3), blocks, cs, threads, ilp, iters).first == 0);  // too short
-  CHECK(dsm::ring_bytes(132, 1024, 8, 128) == doctest::Approx(132.0 * 1024 * 8 * 4 * 128));
+  CHECK(dsm::ring_bytes(132, 1024, 8, 128) == ceiling_test::Rel(132.0 * 1024 * 8 * 4 * 128));
 }
 
 TEST_CASE("dsm reference: histogram bins spread over the cluster and the CPU histogram") {
@@ -312,7 +314,7 @@ TEST_CASE("shipped H800 descriptor: the paper's DSM figures (Luo et al. §IV-E t
   CHECK(h800.dsm.local_latency.spec->value == h800.memory.at(MemoryLevelKind::shared).latency.spec->value);  // Table IV
   // The paper's 32%: 180 cycles against its L2 latency.
   const double l2 = h800.memory.at(MemoryLevelKind::l2).latency.spec->value;
-  CHECK(1 - 180 / l2 == doctest::Approx(0.32).epsilon(0.02));
+  CHECK(1 - 180 / l2 == ceiling_test::Rel(0.32).epsilon(0.02));
   // No measured DSM figure and no curve is shipped: those come from the probe.
   CHECK_FALSE(h800.dsm.latency.measured.has_value());
   CHECK_FALSE(h800.dsm.ring.present());
@@ -335,7 +337,7 @@ TEST_CASE("show: a DSM group in the text and in --json") {
   CHECK(doc["dsm"]["ring_best"]["ilp"] == 8);
   CHECK(doc["dsm"]["ring_by_cluster_size"][1]["cluster_size"] == 4);
   CHECK(doc["dsm"]["ring"][3]["blocks"] == 112);
-  CHECK(doc["dsm"]["ring"][3]["bytes_per_clock_per_sm"].get<double>() == doctest::Approx(1.25e12 / (112 * 1.755e9)));
+  CHECK(doc["dsm"]["ring"][3]["bytes_per_clock_per_sm"].get<double>() == ceiling_test::Rel(1.25e12 / (112 * 1.755e9)));
   CHECK(doc["dsm"]["histogram"][2]["bins"] == 4096);
   const auto t = test::run_ceiling("show --hw '" + file.string() + "'");
   REQUIRE(t.rc == 0);

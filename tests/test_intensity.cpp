@@ -5,6 +5,8 @@
 // fit are the ones `ceiling validate` runs.
 #include <doctest/doctest.h>
 
+#include "approx.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -172,8 +174,8 @@ TEST_CASE("intensity: W = 2kn, Q = 2nD, I = k/D, streams and the tensor-core fra
     CHECK(m.read_bytes == n * D);
     CHECK(m.write_bytes == n * D);
     CHECK(m.working_set_bytes == 2 * n * D);
-    CHECK(m.intensity() == doctest::Approx(c.intensity));
-    CHECK(m.tensor_core_fraction == doctest::Approx(c.fraction));
+    CHECK(m.intensity() == ceiling_test::Rel(c.intensity));
+    CHECK(m.tensor_core_fraction == ceiling_test::Rel(c.fraction));
     CHECK(kernel_size_text("intensity", {{"n", n}, {"k", c.k}}) == "n=1048576 k=" + std::to_string(static_cast<int>(c.k)));
   }
   CHECK(intensity_row_width(Precision::fp64) == 8);
@@ -190,13 +192,13 @@ TEST_CASE("intensity: W = 2kn, Q = 2nD, I = k/D, streams and the tensor-core fra
   const Prediction lo = predict(hw, intensity(1e9, 8, Precision::fp64));
   CHECK(lo.memory_level == "dram");
   CHECK(lo.memory_bound);
-  CHECK(lo.alpha == doctest::Approx(67.0 / 34));
+  CHECK(lo.alpha == ceiling_test::Rel(67.0 / 34));
   const Prediction hi = predict(hw, intensity(1e9, 256, Precision::fp64));
   CHECK_FALSE(hi.memory_bound);
-  CHECK(hi.t_compute_cuda_core == doctest::Approx(2 * 256 * 1e9 / 34e12));
-  CHECK(hi.t_compute_tensor_core == doctest::Approx(2 * 256 * 1e9 / 67e12));
+  CHECK(hi.t_compute_cuda_core == ceiling_test::Rel(2 * 256 * 1e9 / 34e12));
+  CHECK(hi.t_compute_tensor_core == ceiling_test::Rel(2 * 256 * 1e9 / 67e12));
   // k = 1 on tensor cores uses 1/8 of the FP64 peak: alpha < 1, as for SCALE.
-  CHECK(predict(hw, intensity(1e9, 1, Precision::fp64)).alpha == doctest::Approx(67.0 / 8 / 34));
+  CHECK(predict(hw, intensity(1e9, 1, Precision::fp64)).alpha == ceiling_test::Rel(67.0 / 8 / 34));
 }
 
 TEST_CASE("intensity: parameter errors name the parameter, in the library and in kernel files") {
@@ -218,7 +220,7 @@ TEST_CASE("intensity: parameter errors name the parameter, in the library and in
     return dir / name;
   };
   const KernelModel ok = load_kernel_file(write("ok.yaml", "kind: intensity\nprecision: fp16\nn: 1048576\nk: 64\n"));
-  CHECK(ok.intensity() == doctest::Approx(32.0));
+  CHECK(ok.intensity() == ceiling_test::Rel(32.0));
   CHECK(ok.precision == Precision::fp16);
   try {
     load_kernel_file(write("k.yaml", "kind: intensity\nprecision: fp64\nn: 4096\nk: 3\n"));
@@ -270,8 +272,8 @@ TEST_CASE("intensity: the sweep points cross the CUDA-core and tensor-core ridge
     CHECK(*ks.rbegin() == k_max);
     REQUIRE(in_l2.size() == 1);
     REQUIRE(out_l2.size() == 1);
-    CHECK(*in_l2.begin() == doctest::Approx(kL2 / 4).epsilon(0.01));
-    CHECK(*out_l2.begin() == doctest::Approx(4 * kL2).epsilon(0.01));
+    CHECK(*in_l2.begin() == ceiling_test::Rel(kL2 / 4).epsilon(0.01));
+    CHECK(*out_l2.begin() == ceiling_test::Rel(4 * kL2).epsilon(0.01));
     // From far below to at least 4x the ridge of each unit that runs it, for the level the working
     // set sits in, at H200-like (4.8 TB/s) and H100-like (3.35 TB/s) DRAM bandwidth.
     for (const double bw : {11.5e12, 4.8e12, 3.35e12}) {
@@ -305,7 +307,7 @@ TEST_CASE("intensity: validate sweeps k, pairs CC with TC (none for fp32) and fi
     CAPTURE(r.precision + " " + r.variant);
     REQUIRE(r.size.count("k"));
     CHECK(std::fmod(r.size.at("n"), 64.0 * intensity_row_width(parse_precision(r.precision))) == 0);
-    CHECK(r.intensity == doctest::Approx(r.size.at("k") / bytes_per_value(parse_precision(r.precision))));
+    CHECK(r.intensity == ceiling_test::Rel(r.size.at("k") / bytes_per_value(parse_precision(r.precision))));
     CHECK(r.verdict == "within-bound");
     seen.insert(r.precision + " " + r.memory_level);
   }
@@ -328,10 +330,10 @@ TEST_CASE("intensity: validate sweeps k, pairs CC with TC (none for fp32) and fi
     CHECK(f.selection.find("near the ridge") != std::string::npos);
     CHECK(f.points >= 3);
     CHECK(f.points < f.points_total);
-    CHECK(f.phi == doctest::Approx(kPhi).epsilon(1e-6));
+    CHECK(f.phi == ceiling_test::Rel(kPhi).epsilon(1e-6));
     CHECK(f.phi_stderr < 1e-6);
     CHECK(f.residual_rms < 1e-9);
-    CHECK(f.t_other_s == doctest::Approx(f.memory_level == "l2" ? 1.5e-6 : 4e-6).epsilon(1e-4));
+    CHECK(f.t_other_s == ceiling_test::Rel(f.memory_level == "l2" ? 1.5e-6 : 4e-6).epsilon(1e-4));
   }
   CHECK(near_fits >= 6);
   // --sizes: the working-set sweep at k's default 8.
@@ -378,8 +380,8 @@ TEST_CASE("overlap fit near the ridge: far points do not move phi, noise gives i
   CHECK(fits[0].memory_level == "dram");
   CHECK(fits[0].points == 5);  // k = 16 .. 256: Tm/Tc = 4, 2, 1, 1/2, 1/4
   CHECK(fits[0].points_total == 9);
-  CHECK(fits[0].phi == doctest::Approx(phi).epsilon(1e-9));
-  CHECK(fits[0].t_other_s == doctest::Approx(t_other).epsilon(1e-6));
+  CHECK(fits[0].phi == ceiling_test::Rel(phi).epsilon(1e-9));
+  CHECK(fits[0].t_other_s == ceiling_test::Rel(t_other).epsilon(1e-6));
   // Over every point the shortfall would pull phi away: the selection matters.
   std::vector<validation::OverlapPoint> all;
   for (const auto& r : rs) all.push_back({r.time_s.median, r.t_memory_s, r.t_compute_s});
@@ -421,9 +423,9 @@ TEST_CASE("work units over the schedulers: the tensor-core intensity launch pick
   using kernels::IntensityTcLaunch, kernels::intensity_tc_launch, kernels::scheduler_balance;
   // 132 SMs, 528 schedulers. 1608 units in 201 blocks of 8 warps: 69 SMs hold 2 blocks (4 warps per
   // scheduler), the mean is 3.045.
-  CHECK(scheduler_balance(1608, 8, 132) == doctest::Approx(1608.0 / 528 / 4));
-  CHECK(scheduler_balance(3216, 2, 132) == doctest::Approx(3216.0 / 528 / 7));
-  CHECK(scheduler_balance(528, 4, 132) == doctest::Approx(1.0));  // one unit per scheduler
+  CHECK(scheduler_balance(1608, 8, 132) == ceiling_test::Rel(1608.0 / 528 / 4));
+  CHECK(scheduler_balance(3216, 2, 132) == ceiling_test::Rel(3216.0 / 528 / 7));
+  CHECK(scheduler_balance(528, 4, 132) == ceiling_test::Rel(1.0));  // one unit per scheduler
   CHECK(scheduler_balance(0, 8, 132) == 1.0);
   CHECK(scheduler_balance(10, 0, 132) == 1.0);
   // In the L2 (fp64, 823296 values = 102912 rows; fp16 205824 rows): the finer launch.
@@ -442,34 +444,34 @@ TEST_CASE("work units over the schedulers: persistent grids, and the CUDA-core i
   using kernels::intensity_imm_group, kernels::persistent_balance, kernels::scheduler_balance;
   // One unit per warp, a grid sized to the work: the same figure as scheduler_balance (blocks go
   // to SMs in turn, so the SMs that take an extra block are the first ones).
-  CHECK(persistent_balance(1592, 4, 398, 132) == doctest::Approx(scheduler_balance(1592, 4, 132)));
-  CHECK(persistent_balance(1592, 4, 398, 132) == doctest::Approx(1592.0 / 528 / 4));  // 2 SMs hold a 4th block
+  CHECK(persistent_balance(1592, 4, 398, 132) == ceiling_test::Rel(scheduler_balance(1592, 4, 132)));
+  CHECK(persistent_balance(1592, 4, 398, 132) == ceiling_test::Rel(1592.0 / 528 / 4));  // 2 SMs hold a 4th block
   // Blocks of 2 warps fill all four schedulers (an SM's warp slots in turn), as the tensor-core
   // launch's 2-warp blocks do: 1608 blocks leave 24 SMs 13 (26 warps: 7 on the busiest scheduler).
-  CHECK(persistent_balance(3216, 2, 1608, 132) == doctest::Approx(scheduler_balance(3216, 2, 132)));
-  CHECK(persistent_balance(3216, 2, 1608, 132) == doctest::Approx(3216.0 / 528 / 7));
-  CHECK(persistent_balance(1608, 8, 201, 132) == doctest::Approx(scheduler_balance(1608, 8, 132)));
+  CHECK(persistent_balance(3216, 2, 1608, 132) == ceiling_test::Rel(scheduler_balance(3216, 2, 132)));
+  CHECK(persistent_balance(3216, 2, 1608, 132) == ceiling_test::Rel(3216.0 / 528 / 7));
+  CHECK(persistent_balance(1608, 8, 201, 132) == ceiling_test::Rel(scheduler_balance(1608, 8, 132)));
   // A resident grid smaller than the work: 3184 units over 528 blocks (2112 warps); the first 1072
   // warps (blocks 0-267) take 2. SM 0 holds blocks 0, 132, 264 (2 units a warp) and 396 (1): 7 per
   // scheduler against a mean of 6.03.
-  CHECK(persistent_balance(3184, 4, 528, 132) == doctest::Approx(3184.0 / 528 / 7));
-  CHECK(persistent_balance(3184, 4, 796, 132) == doctest::Approx(3184.0 / 528 / 7));  // one unit a warp: 4 SMs take a 7th block
-  CHECK(persistent_balance(528 * 5, 4, 132, 132) == doctest::Approx(1.0));  // 5 units per warp, even
+  CHECK(persistent_balance(3184, 4, 528, 132) == ceiling_test::Rel(3184.0 / 528 / 7));
+  CHECK(persistent_balance(3184, 4, 796, 132) == ceiling_test::Rel(3184.0 / 528 / 7));  // one unit a warp: 4 SMs take a 7th block
+  CHECK(persistent_balance(528 * 5, 4, 132, 132) == ceiling_test::Rel(1.0));  // 5 units per warp, even
   CHECK(persistent_balance(0, 4, 10, 132) == 1.0);
   CHECK(persistent_balance(10, 4, 0, 132) == 1.0);
   // The H100's in-L2 fp64 size of one run (815104 values, 3184 row blocks): groups of 2 give 0.754,
   // single row blocks 0.861, whatever the resident grids (2 to 16 blocks of 4 warps per SM).
   for (int per_sm : {2, 4, 8, 16}) {
     const long long wide = std::min<long long>(398, per_sm * 132LL), one = std::min<long long>(796, per_sm * 132LL);
-    CHECK(persistent_balance(1592, 4, wide, 132) == doctest::Approx(0.754).epsilon(0.002));
-    CHECK(persistent_balance(3184, 4, one, 132) == doctest::Approx(0.861).epsilon(0.002));
+    CHECK(persistent_balance(1592, 4, wide, 132) == ceiling_test::Rel(0.754).epsilon(0.002));
+    CHECK(persistent_balance(3184, 4, one, 132) == ceiling_test::Rel(0.861).epsilon(0.002));
     CHECK(intensity_imm_group(3184, 2, wide, one, 4, 132) == 1);
     // fp32: 6368 row blocks in groups of 4 (0.754) or single (0.928).
     CHECK(intensity_imm_group(6368, 4, std::min<long long>(398, per_sm * 132LL), std::min<long long>(1592, per_sm * 132LL), 4, 132) == 1);
   }
   // Another board's split (806912 values, 3152 row blocks): 1576 groups balance as well as single
   // blocks (0.995), so the groups (more FMA chains per warp) stay.
-  CHECK(persistent_balance(1576, 4, 394, 132) == doctest::Approx(0.995).epsilon(0.002));
+  CHECK(persistent_balance(1576, 4, 394, 132) == ceiling_test::Rel(0.995).epsilon(0.002));
   CHECK(intensity_imm_group(3152, 2, 394, 788, 4, 132) == 2);
   CHECK(intensity_imm_group(6304, 4, 394, 1576, 4, 132) == 4);
   // Out of the L2 (millions of row blocks): near 1 either way; the groups stay.

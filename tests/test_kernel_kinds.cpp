@@ -4,6 +4,8 @@
 // are CPU fakes; the sweep logic is the one `ceiling validate` runs.
 #include <doctest/doctest.h>
 
+#include "approx.hpp"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -146,14 +148,14 @@ TEST_CASE("a kind registered in the test binary is in the table, in its order") 
 TEST_CASE("predict (library) accepts the test-only kind: W, Q, streams, defaults, errors") {
   const KernelModel m = make_kernel_model(kernel_kind("triad-test"), {{"n", 1e9}}, Precision::fp64);
   CHECK(m.kind == "triad-test");
-  CHECK(m.intensity() == doctest::Approx(2.0 / 24));
+  CHECK(m.intensity() == ceiling_test::Rel(2.0 / 24));
   CHECK(m.read_bytes == 16e9);
   CHECK(m.write_bytes == 8e9);
   const Prediction p = predict(synthetic_descriptor(), m);
   CHECK(p.memory_level == "dram");
   // The roof of its streams (2:1 read:write = the calibrated triad, 3.6 TB/s), not the level's 4.0.
-  CHECK(p.t_memory == doctest::Approx(24e9 / 3.6e12));
-  CHECK(p.alpha == doctest::Approx(67.0 / 8 / 34.0));
+  CHECK(p.t_memory == ceiling_test::Rel(24e9 / 3.6e12));
+  CHECK(p.alpha == ceiling_test::Rel(67.0 / 8 / 34.0));
   // Missing, unknown and rejected parameters name the parameter.
   try {
     make_kernel_model(kernel_kind("triad-test"), {}, Precision::fp64);
@@ -261,7 +263,7 @@ TEST_CASE("the validate sweep runs the test-only variants without other edits") 
     CHECK(r.memory_level == (fits_in_l2(r.working_set_bytes, kL2) ? "l2" : "dram"));
     CHECK(r.l2_flushed == (r.memory_level == "dram"));
     // The fake took 1.25x the level's bound; out of L2 the bound is the triad pattern's (3.6 of 4.0).
-    CHECK(r.efficiency == doctest::Approx(r.memory_level == "dram" ? 0.8 * 4.0 / 3.6 : 0.8));
+    CHECK(r.efficiency == ceiling_test::Rel(r.memory_level == "dram" ? 0.8 * 4.0 / 3.6 : 0.8));
     CHECK(r.verdict == "within-bound");
     CHECK(r.read_bytes == 2 * r.write_bytes);
     if (r.memory_level == "dram") {  // the calibrated pattern of the streams, 2:1 read:write
@@ -274,7 +276,7 @@ TEST_CASE("the validate sweep runs the test-only variants without other edits") 
   for (const auto& req : seen) CHECK(req.context.l2_bytes == kL2);
   // CUDA-core and tensor-core results pair into speedups at every size.
   CHECK(rep.speedups.size() == 3);
-  for (const auto& s : rep.speedups) CHECK(s.measured == doctest::Approx(1.0));
+  for (const auto& s : rep.speedups) CHECK(s.measured == ceiling_test::Rel(1.0));
   CHECK(rep.l2_split_bytes == kL2);
   const std::string table = validation::format_table(rep);
   CHECK(table.find("triad-test") != std::string::npos);
@@ -292,8 +294,8 @@ TEST_CASE("every built-in kind that can be swept lands near the asked working se
       CAPTURE(k.name);
       CAPTURE(bytes);
       const KernelModel m = make_kernel_model(k, k.params_for_bytes(bytes, Precision::fp64), Precision::fp64);
-      CHECK(m.working_set_bytes == doctest::Approx(bytes).epsilon(0.02));
-      CHECK(m.read_bytes + m.write_bytes == doctest::Approx(m.traffic_bytes));
+      CHECK(m.working_set_bytes == ceiling_test::Rel(bytes).epsilon(0.02));
+      CHECK(m.read_bytes + m.write_bytes == ceiling_test::Rel(m.traffic_bytes));
     }
   }
   CHECK(dram_pattern_for_streams(8, 8) == "scale");

@@ -1,6 +1,8 @@
 // Kernel models (GPGPU'25 §3), kernel files, and predict() on hand-built descriptors.
 #include <doctest/doctest.h>
 
+#include "approx.hpp"
+
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -72,7 +74,7 @@ TEST_CASE("GEMV: W = 2mn, Q = (mn+m+n)D, I ~ 1/4 (Eq. 7)") {
   CHECK(k.traffic_bytes == (4096.0 * 2048 + 4096 + 2048) * 8);
   CHECK(k.working_set_bytes == k.traffic_bytes);
   CHECK(k.intensity() < 0.25);
-  CHECK(gemv_model(1e5, 1e5).intensity() == doctest::Approx(0.25).epsilon(1e-4));
+  CHECK(gemv_model(1e5, 1e5).intensity() == ceiling_test::Rel(0.25).epsilon(1e-4));
   CHECK(k.tensor_core_fraction == 1.0);
   CHECK_THROWS_AS(gemv_model(10, -1), std::invalid_argument);
 }
@@ -81,10 +83,10 @@ TEST_CASE("SpMV CSR: Q = (nnz+m+n)D + (nnz+m+1)Iidx, I ~ 2/(D+Iidx) = 1/6 (Eq. 1
   const KernelModel k = spmv_csr_model(1000, 2000, 30000, 4);
   CHECK(k.work_flop == 60000);
   CHECK(k.traffic_bytes == (30000.0 + 1000 + 2000) * 8 + (30000.0 + 1000 + 1) * 4);
-  CHECK(k.intensity() == doctest::Approx(60000.0 / 388004));
+  CHECK(k.intensity() == ceiling_test::Rel(60000.0 / 388004));
   // Many non-zeros per row: the approximation of Eq. 10.
-  CHECK(spmv_csr_model(1e6, 1e6, 1e9, 4).intensity() == doctest::Approx(1.0 / 6).epsilon(1e-2));
-  CHECK(spmv_csr_model(1e6, 1e6, 1e9, 8).intensity() == doctest::Approx(1.0 / 8).epsilon(1e-2));
+  CHECK(spmv_csr_model(1e6, 1e6, 1e9, 4).intensity() == ceiling_test::Rel(1.0 / 6).epsilon(1e-2));
+  CHECK(spmv_csr_model(1e6, 1e6, 1e9, 8).intensity() == ceiling_test::Rel(1.0 / 8).epsilon(1e-2));
   CHECK(spmv_csr_model(1e6, 1e6, 1e9, 4).intensity() < gemv_model(1e6, 1e6).intensity());
   CHECK_THROWS_AS(spmv_csr_model(10, 10, 101, 4), std::invalid_argument);  // nnz > mn
   CHECK_THROWS_AS(spmv_csr_model(10, 10, 50, 0), std::invalid_argument);
@@ -211,42 +213,42 @@ TEST_CASE("predict: A100 GEMV workload limit < 1.05, memory-bound limit 1.33") {
   const Prediction p = predict(a100(), gemv_model(8192, 8192));
   CHECK(p.memory_level == "dram");
   CHECK(p.memory_level_reason.find("> half of L2 (20 MiB)") != std::string::npos);
-  CHECK(p.balance_cuda_core == doctest::Approx(5.0));
-  CHECK(p.balance_tensor_core == doctest::Approx(19.5 / 1.94));
+  CHECK(p.balance_cuda_core == ceiling_test::Rel(5.0));
+  CHECK(p.balance_tensor_core == ceiling_test::Rel(19.5 / 1.94));
   CHECK(p.memory_bound);
-  CHECK(p.alpha == doctest::Approx(19.5 / 9.7));
+  CHECK(p.alpha == ceiling_test::Rel(19.5 / 9.7));
   CHECK(p.speedup_workload_limit < 1.05);
-  CHECK(p.speedup_workload_limit == doctest::Approx(1.05).epsilon(1e-3));
-  CHECK(p.speedup_memory_bound_limit == doctest::Approx(1.3356).epsilon(1e-4));
+  CHECK(p.speedup_workload_limit == ceiling_test::Rel(1.05).epsilon(1e-3));
+  CHECK(p.speedup_memory_bound_limit == ceiling_test::Rel(1.3356).epsilon(1e-4));
   CHECK(p.speedup_kernel_bound < p.speedup_workload_limit);
   CHECK(p.speedup_kernel_bound < p.speedup_memory_bound_limit);
   // Eq. 21 is exact when Tothers = 0: the un-overlapped speedup equals the Eq. 22 bound.
-  CHECK(p.speedup_exact_unoverlapped == doctest::Approx(p.speedup_kernel_bound));
-  CHECK(p.t_memory / p.t_compute_cuda_core == doctest::Approx(p.balance_cuda_core / p.intensity));
+  CHECK(p.speedup_exact_unoverlapped == ceiling_test::Rel(p.speedup_kernel_bound));
+  CHECK(p.t_memory / p.t_compute_cuda_core == ceiling_test::Rel(p.balance_cuda_core / p.intensity));
   CHECK(p.t_overlapped == p.t_memory);
-  CHECK(p.t_unoverlapped == doctest::Approx(p.t_memory + p.t_compute_cuda_core));
-  CHECK(p.attainable_cuda_core == doctest::Approx(1.94e12 * p.intensity));
+  CHECK(p.t_unoverlapped == ceiling_test::Rel(p.t_memory + p.t_compute_cuda_core));
+  CHECK(p.attainable_cuda_core == ceiling_test::Rel(1.94e12 * p.intensity));
   CHECK(p.source == "spec");
   CHECK_FALSE(p.temporal_blocking_min_steps.has_value());
 }
 
 TEST_CASE("predict: tensor-core SCALE uses 1/8 of FP64 TC peak: 2.4 (A100), 8.37 (GH200) TFLOP/s") {
   const Prediction a = predict(a100(), scale_model(1e9));
-  CHECK(a.tensor_core_effective_peak == doctest::Approx(2.4375e12));
+  CHECK(a.tensor_core_effective_peak == ceiling_test::Rel(2.4375e12));
   CHECK(a.peak_tensor_core == 19.5e12);
-  CHECK(a.alpha == doctest::Approx(2.4375 / 9.7));
+  CHECK(a.alpha == ceiling_test::Rel(2.4375 / 9.7));
   CHECK(a.tensor_core_effective_peak < a.peak_cuda_core);  // "lower than CUDA core performance"
   CHECK(a.speedup_kernel_bound < 1);
   const Prediction g = predict(gh200(), scale_model(1e9));
-  CHECK(g.tensor_core_effective_peak == doctest::Approx(8.375e12));
-  CHECK(std::floor(g.tensor_core_effective_peak / 1e10) / 100 == doctest::Approx(8.37));
+  CHECK(g.tensor_core_effective_peak == ceiling_test::Rel(8.375e12));
+  CHECK(std::floor(g.tensor_core_effective_peak / 1e10) / 100 == ceiling_test::Rel(8.37));
   CHECK(g.intensity == 1.0 / 16);
   CHECK(g.memory_level == "dram");
   // Memory-bound either way: both units reach BW * I.
-  CHECK(g.attainable_cuda_core == doctest::Approx(4e12 / 16));
-  CHECK(g.attainable_tensor_core == doctest::Approx(4e12 / 16));
-  CHECK(g.t_memory == doctest::Approx(16e9 / 4e12));
-  CHECK(g.t_compute_tensor_core == doctest::Approx(1e9 / 8.375e12));
+  CHECK(g.attainable_cuda_core == ceiling_test::Rel(4e12 / 16));
+  CHECK(g.attainable_tensor_core == ceiling_test::Rel(4e12 / 16));
+  CHECK(g.t_memory == ceiling_test::Rel(16e9 / 4e12));
+  CHECK(g.t_compute_tensor_core == ceiling_test::Rel(1e9 / 8.375e12));
 }
 
 TEST_CASE("predict: the memory level that bounds the working set") {
@@ -260,7 +262,7 @@ TEST_CASE("predict: the memory level that bounds the working set") {
   CHECK(p.memory_level == "l2");
   CHECK(p.memory_level_reason == "working set 16 MB <= half of L2 (25 MiB)");
   CHECK(p.bandwidth == 10e12);
-  CHECK(p.balance_cuda_core == doctest::Approx(3.4));
+  CHECK(p.balance_cuda_core == ceiling_test::Rel(3.4));
   // Exactly half the L2 still fits; one byte more does not.
   KernelModel k = custom_model(1e6, 1e6);
   k.working_set_bytes = 25.0 * (1 << 20);
@@ -316,7 +318,7 @@ TEST_CASE("predict: sources and overrides") {
   o.peak_tensor_core_override = 20e12;
   p = predict(hw, scale_model(1e9), o);
   CHECK(p.source == "override");
-  CHECK(p.balance_cuda_core == doctest::Approx(9.99));
+  CHECK(p.balance_cuda_core == ceiling_test::Rel(9.99));
   o.bandwidth_override = -1;
   CHECK_THROWS_AS(predict(hw, scale_model(1e9), o), std::invalid_argument);
 }
@@ -327,10 +329,10 @@ TEST_CASE("predict: 2d5pt at balance 9.99 needs 16 temporal steps (Eq. 14)") {
   o.bandwidth_override = 1e12;
   const Prediction p = predict(gh200(), stencil_model(5, 2, 9000, 9000, 0, 1), o);
   CHECK(p.intensity == 0.625);
-  CHECK(p.balance_cuda_core == doctest::Approx(9.99));
+  CHECK(p.balance_cuda_core == ceiling_test::Rel(9.99));
   REQUIRE(p.temporal_blocking_min_steps.has_value());
   CHECK(*p.temporal_blocking_min_steps == 16);
-  CHECK(*p.temporal_blocking_threshold == doctest::Approx(15.984));
+  CHECK(*p.temporal_blocking_threshold == ceiling_test::Rel(15.984));
   // With t = 16 the stencil is compute-bound, with t = 15 still memory-bound.
   CHECK_FALSE(predict(gh200(), stencil_model(5, 2, 9000, 9000, 0, 16), o).memory_bound);
   CHECK(predict(gh200(), stencil_model(5, 2, 9000, 9000, 0, 15), o).memory_bound);
@@ -357,7 +359,7 @@ TEST_CASE("predict: FP8 kernels compare against FP16 CUDA cores (no FP8 arithmet
   const Prediction p = predict(hw, gemm_model(8192, 8192, 8192, Precision::fp8));
   CHECK(p.peak_cuda_core == 134e12);
   CHECK(p.peak_tensor_core == 1979e12);
-  CHECK(p.t_compute_tensor_core == doctest::Approx(2.0 * 8192 * 8192 * 8192 / 1979e12));
+  CHECK(p.t_compute_tensor_core == ceiling_test::Rel(2.0 * 8192 * 8192 * 8192 / 1979e12));
   CHECK_FALSE(p.memory_bound);
   bool said = false;
   for (const auto& line : p.provenance) said |= line.find("CUDA cores have no fp8") != std::string::npos;
@@ -373,29 +375,29 @@ TEST_CASE("speedup semantics per regime: alpha <= 1, memory-bound, compute-bound
   CHECK(s.speedup_regime == "alpha<=1");
   CHECK(s.speedup_overlapped == 1.0);
   CHECK(s.speedup_upper_bound == 1.0);
-  CHECK(s.speedup_lower_bound == doctest::Approx(s.speedup_kernel_bound));
+  CHECK(s.speedup_lower_bound == ceiling_test::Rel(s.speedup_kernel_bound));
   CHECK(s.speedup_note.find("cannot speed this kernel up") != std::string::npos);
-  CHECK(s.balance_tensor_core_effective == doctest::Approx(2.4375e12 / 1.94e12));
-  CHECK(s.balance_tensor_core == doctest::Approx(19.5 / 1.94));
+  CHECK(s.balance_tensor_core_effective == ceiling_test::Rel(2.4375e12 / 1.94e12));
+  CHECK(s.balance_tensor_core == ceiling_test::Rel(19.5 / 1.94));
   // GEMV on A100: memory-bound, alpha ~ 2: overlapped S = 1, Eq. 22 is the top and below Eq. 23.
   const Prediction g = predict(a100(), gemv_model(8192, 8192));
   CHECK(g.speedup_regime == "memory-bound");
   CHECK(g.speedup_overlapped == 1.0);
-  CHECK(g.speedup_upper_bound == doctest::Approx(g.speedup_kernel_bound));
+  CHECK(g.speedup_upper_bound == ceiling_test::Rel(g.speedup_kernel_bound));
   CHECK(g.speedup_upper_bound < g.speedup_memory_bound_limit);
   // GEMM 4096^3 FP64 on A100: compute-bound; the overlapped min(alpha, I/B) = 2.010 exceeds Eq. 22 = 1.972.
   const Prediction m = predict(a100(), gemm_model(4096, 4096, 4096));
   CHECK(m.speedup_regime == "compute-bound");
-  CHECK(m.speedup_kernel_bound == doctest::Approx(1.972).epsilon(1e-3));
-  CHECK(m.speedup_overlapped == doctest::Approx(19.5 / 9.7));
-  CHECK(m.speedup_upper_bound == doctest::Approx(19.5 / 9.7));
+  CHECK(m.speedup_kernel_bound == ceiling_test::Rel(1.972).epsilon(1e-3));
+  CHECK(m.speedup_overlapped == ceiling_test::Rel(19.5 / 9.7));
+  CHECK(m.speedup_upper_bound == ceiling_test::Rel(19.5 / 9.7));
   CHECK(m.speedup_upper_bound > m.speedup_kernel_bound);
   CHECK(m.speedup_note.find("do not bound this one") != std::string::npos);
   // 2d49pt (I = 49/8 > B = 5): compute-bound, where Eq. 23 < Eq. 22 and neither is the top.
   const Prediction st = predict(a100(), stencil_model(49, 2, 4096, 4096, 0, 1));
   CHECK(st.speedup_regime == "compute-bound");
   CHECK(st.speedup_memory_bound_limit < st.speedup_kernel_bound);
-  CHECK(st.speedup_upper_bound == doctest::Approx(std::max(st.speedup_overlapped, st.speedup_kernel_bound)));
+  CHECK(st.speedup_upper_bound == ceiling_test::Rel(std::max(st.speedup_overlapped, st.speedup_kernel_bound)));
 }
 
 TEST_CASE("predict: GEMM's CUDA-core ceiling is the outer-product rate where the descriptor has it (issue 14)") {
@@ -418,10 +420,10 @@ TEST_CASE("predict: GEMM's CUDA-core ceiling is the outer-product rate where the
   const Prediction p = predict(hw, g);
   CHECK(p.peak_cuda_core == 29.9e12);
   CHECK(p.peak_tensor_core == 67.0e12);
-  CHECK(p.t_compute_cuda_core == doctest::Approx(2.0 * 8192.0 * 8192 * 8192 / 29.9e12));
-  CHECK(p.alpha == doctest::Approx(67.0 / 29.9));
+  CHECK(p.t_compute_cuda_core == ceiling_test::Rel(2.0 * 8192.0 * 8192 * 8192 / 29.9e12));
+  CHECK(p.alpha == ceiling_test::Rel(67.0 / 29.9));
   // Compute-bound: the top of the speedup is alpha against the outer-product rate.
-  CHECK(p.speedup_upper_bound == doctest::Approx(67.0 / 29.9));
+  CHECK(p.speedup_upper_bound == ceiling_test::Rel(67.0 / 29.9));
   bool said = false, path = false;
   for (const auto& line : p.provenance) {
     said |= line.find("outer-product rate") != std::string::npos;
@@ -459,10 +461,10 @@ TEST_CASE("predict: the intensity kind's tensor-core ceiling is the mma.sync rat
   m.date = "2026-11-26T21:00:00Z";
   hw.set_measured("compute.tensor_core_mma_sync.fp64", m);
   const Prediction p = predict(hw, k);
-  CHECK(p.peak_tensor_core == doctest::Approx(0.7 * tc));
+  CHECK(p.peak_tensor_core == ceiling_test::Rel(0.7 * tc));
   CHECK(p.peak_cuda_core == before.peak_cuda_core);
-  CHECK(p.t_compute_tensor_core == doctest::Approx(before.t_compute_tensor_core / 0.7));
-  CHECK(p.alpha == doctest::Approx(before.alpha * 0.7));
+  CHECK(p.t_compute_tensor_core == ceiling_test::Rel(before.t_compute_tensor_core / 0.7));
+  CHECK(p.alpha == ceiling_test::Rel(before.alpha * 0.7));
   bool said = false, path = false;
   for (const auto& line : p.provenance) {
     said |= line.find("mma.sync rate") != std::string::npos;
@@ -471,7 +473,7 @@ TEST_CASE("predict: the intensity kind's tensor-core ceiling is the mma.sync rat
   CHECK(said);
   CHECK(path);
   // GEMM keeps the best instruction (wgmma tiles fit it); a what-if tensor-core peak overrides both.
-  CHECK(predict(hw, gemm_model(4096, 4096, 4096)).peak_tensor_core == doctest::Approx(tc));
+  CHECK(predict(hw, gemm_model(4096, 4096, 4096)).peak_tensor_core == ceiling_test::Rel(tc));
   PredictOptions what_if;
   what_if.peak_tensor_core_override = 100e12;
   CHECK(predict(hw, k, what_if).peak_tensor_core == 100e12);

@@ -2,6 +2,8 @@
 // node descriptor (strict YAML, round trip), calibrate --devices writing node.yaml (simulated node,
 // no GPU), the fleet joining node links and failures, and the model's link level (predict --link).
 #include <doctest/doctest.h>
+
+#include "approx.hpp"
 #include <stdlib.h>
 
 #include <cmath>
@@ -78,8 +80,8 @@ TEST_CASE("links: the driver on a simulated NVSwitch node measures every path, k
     const LinkFigure* f = h.find(LinkPath::h2d_pinned);
     REQUIRE(f);
     const double want = expected_bandwidth(h.device == 2 ? 27.5e9 : 55e9, 2.5e-6, big);  // GPU 2: half-width link
-    CHECK(f->bandwidth == doctest::Approx(want).epsilon(0.003));
-    CHECK(f->latency_s == doctest::Approx(2.5e-6 + 8 / (h.device == 2 ? 27.5e9 : 55e9)).epsilon(0.003));
+    CHECK(f->bandwidth == ceiling_test::Rel(want).epsilon(0.003));
+    CHECK(f->latency_s == ceiling_test::Rel(2.5e-6 + 8 / (h.device == 2 ? 27.5e9 : 55e9)).epsilon(0.003));
     CHECK(f->bandwidth_max >= f->bandwidth);
     CHECK(f->latency_min_s <= f->latency_s);
     CHECK(f->repeats == 5);
@@ -90,7 +92,7 @@ TEST_CASE("links: the driver on a simulated NVSwitch node measures every path, k
     const LinkFigure* ce = q.find(LinkPath::peer_ce);
     REQUIRE(ce);
     const double bw = (q.from == 1 && q.to == 3) ? 95e9 : 380e9;  // 1->3 degraded to a quarter
-    CHECK(ce->bandwidth == doctest::Approx(expected_bandwidth(bw, 3e-6, big)).epsilon(0.003));
+    CHECK(ce->bandwidth == ceiling_test::Rel(expected_bandwidth(bw, 3e-6, big)).epsilon(0.003));
     const LinkFigure* sm = q.find(LinkPath::peer_sm_read);
     REQUIRE(sm);
     if (q.from == 3 && q.to == 0) {
@@ -138,7 +140,7 @@ TEST_CASE("links: two PCIe switches - peer paths only inside a switch, through t
   CHECK_THROWS_WITH_AS(link_level(n, "peer:0:2", 1), doctest::Contains("cannot access GPU 0's memory"), std::runtime_error);
   const LinkLevel l = link_level(n, "peer:0:1", 1);
   CHECK(l.name == "peer 0->1 (peer_sm_read)");
-  CHECK(l.bandwidth == doctest::Approx(expected_bandwidth(23e9, 5e-6, 16.0 * (1 << 20))).epsilon(0.003));
+  CHECK(l.bandwidth == ceiling_test::Rel(expected_bandwidth(23e9, 5e-6, 16.0 * (1 << 20))).epsilon(0.003));
   CHECK(link_level(n, "host:3", 0.5).name == "host->3 (host_sm_read)");
   CHECK_THROWS_WITH_AS(link_level(n, "peer:0", 1), doctest::Contains("expected peer:FROM:TO"), std::runtime_error);
   CHECK_THROWS_WITH_AS(link_level(n, "host:x", 1), doctest::Contains("'x' is not a device ordinal"), std::runtime_error);
@@ -187,8 +189,8 @@ TEST_CASE("links: node descriptor round trip keeps every figure") {
       const LinkFigure& b = back.pairs[i].figures[k].second;
       CHECK(back.pairs[i].figures[k].first == n.pairs[i].figures[k].first);
       CHECK(a.error == b.error);
-      CHECK(b.bandwidth == doctest::Approx(a.bandwidth).epsilon(1e-4));  // 5 significant digits
-      CHECK(b.latency_s == doctest::Approx(a.latency_s).epsilon(1e-3));
+      CHECK(b.bandwidth == ceiling_test::Rel(a.bandwidth).epsilon(1e-4));  // 5 significant digits
+      CHECK(b.latency_s == ceiling_test::Rel(a.latency_s).epsilon(1e-3));
     }
   }
   CHECK(to_yaml(back) == text);  // stable: writing what was read changes nothing
@@ -231,7 +233,7 @@ TEST_CASE("links: node descriptor errors name file:line and the key") {
   CHECK(error_of(std::string("schema: ceiling/node/1\nnode: &a x\nreason: *a\n")).find("alias") != std::string::npos);
 }
 
-TEST_CASE("links: calibrate --devices all on a simulated node writes node.yaml; the fleet finds the planted faults") {
+TEST_CASE("links: calibrate --devices all on a simulated node writes node.yaml, the fleet finds the planted faults") {
   const fs::path dir = ceiling::test::scratch_dir("links", "node", false);
   setenv("CEILING_CALIBRATE_EXE", (fs::path(CEILING_TEST_DATA_DIR) / "devices" / "fake-calibrate.sh").c_str(), 1);
   setenv("CEILING_SIMULATED_NODE", links_data("nvswitch-4.yaml").c_str(), 1);
@@ -247,7 +249,7 @@ TEST_CASE("links: calibrate --devices all on a simulated node writes node.yaml; 
   CHECK(j["link_failures"] == 1);
   REQUIRE(j["links"]["host"].size() == 4);
   CHECK(j["links"]["host"][2]["h2d_pinned"]["bandwidth"].get<double>() ==
-        doctest::Approx(expected_bandwidth(27.5e9, 2.5e-6, 64.0 * (1 << 20))).epsilon(0.003));
+        ceiling_test::Rel(expected_bandwidth(27.5e9, 2.5e-6, 64.0 * (1 << 20))).epsilon(0.003));
   CHECK(j["links"]["pairs"].size() == 12);
   const NodeDescriptor n = load_node_descriptor(dir / "node.yaml");
   CHECK(n.node == "rack3-node17");
@@ -295,7 +297,7 @@ TEST_CASE("links: calibrate --devices all on a simulated node writes node.yaml; 
   fs::remove_all(out);
 }
 
-TEST_CASE("links: --links-only lists the GPUs without descriptors; the fleet still compares their links") {
+TEST_CASE("links: --links-only lists the GPUs without descriptors, the fleet still compares their links") {
   const fs::path dir = ceiling::test::scratch_dir("links", "only", false);
   setenv("CEILING_SIMULATED_NODE", links_data("nvswitch-4.yaml").c_str(), 1);
   setenv("CEILING_CALIBRATE_EXE", "/nonexistent/never-run", 1);  // no child may start
@@ -320,7 +322,7 @@ TEST_CASE("links: --links-only lists the GPUs without descriptors; the fleet sti
   fs::remove_all(dir);
 }
 
-TEST_CASE("links: a node without a GPU says so in node.yaml (exit 2); the fleet reports the node") {
+TEST_CASE("links: a node without a GPU says so in node.yaml (exit 2), the fleet reports the node") {
   const fs::path dir = ceiling::test::scratch_dir("links", "nogpu", false);
   unsetenv("CEILING_SIMULATED_NODE");
   const auto r = run_ceiling("calibrate --devices all --node-name cpu-only-1 --out-dir '" + dir.string() + "'", true);
@@ -356,26 +358,26 @@ TEST_CASE("links: the model's link level - a kernel reading a peer's memory is b
   PredictOptions over = local;
   over.link = link_level(n, "peer:1:0", 1.0);
   CHECK(over.link->name == "peer 1->0 (peer_sm_read)");
-  CHECK(over.link->latency_s == doctest::Approx(4e-6));
+  CHECK(over.link->latency_s == ceiling_test::Rel(4e-6));
   const Prediction p1 = predict(hw, k, over);
   CHECK(p1.memory_level == "link");
   // T_memory = max(8 GB local writes / BW_dram, 8 GB reads / 360 GB/s) = 8e9 / 360e9.
-  CHECK(p1.t_memory == doctest::Approx(8e9 / 360e9).epsilon(1e-9));
-  CHECK(p1.bandwidth == doctest::Approx(16e9 / (8e9 / 360e9)).epsilon(1e-9));
+  CHECK(p1.t_memory == ceiling_test::Rel(8e9 / 360e9).epsilon(1e-9));
+  CHECK(p1.bandwidth == ceiling_test::Rel(16e9 / (8e9 / 360e9)).epsilon(1e-9));
   CHECK(p1.t_memory > 5 * p0.t_memory);  // 360 GB/s against the H200's ~4.3 TB/s
   CHECK(p1.tight.first_byte_from == "link latency");
-  CHECK(p1.tight.time_s == doctest::Approx(4e-6 + 8e9 / 360e9).epsilon(1e-6));  // bandwidth_max = median here
+  CHECK(p1.tight.time_s == ceiling_test::Rel(4e-6 + 8e9 / 360e9).epsilon(1e-6));  // bandwidth_max = median here
   // A small share over the link: the local level still bounds; the link only adds its share.
   over.link = link_level(n, "peer:1:0", 0.01);
   const Prediction p2 = predict(hw, k, over);
   CHECK(p2.memory_level == "dram");
   CHECK(p2.memory_level_reason.find("the link does not bound it") != std::string::npos);
-  CHECK(p2.t_memory == doctest::Approx(std::max((16e9 - 0.08e9) / p0.bandwidth, 0.08e9 / 360e9)).epsilon(1e-9));
+  CHECK(p2.t_memory == ceiling_test::Rel(std::max((16e9 - 0.08e9) / p0.bandwidth, 0.08e9 / 360e9)).epsilon(1e-9));
   // Host memory: host_sm_read absent, so the copy engine's h2d_pinned figure is used.
   over.link = link_level(n, "host:0", 1.0);
   CHECK(over.link->name == "host->0 (h2d_pinned)");
   CHECK(over.link->bandwidth_max == 56e9);
-  CHECK(over.link->latency_s == doctest::Approx(3.5e-6));
+  CHECK(over.link->latency_s == ceiling_test::Rel(3.5e-6));
   // Through the CLI.
   const fs::path dir = ceiling::test::scratch_dir("links", "predict", true);
   const fs::path node = dir / "node.yaml";
@@ -434,7 +436,7 @@ TEST_CASE("links: ceiling show --hw node.yaml prints the GPUs and the link table
   REQUIRE(r.rc == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["links"]["host"][0]["h2d_pinned"]["bandwidth"] == 55e9);
-  CHECK(j["links"]["pairs"][0]["peer_ce"]["latency"] == doctest::Approx(3e-6));
+  CHECK(j["links"]["pairs"][0]["peer_ce"]["latency"] == ceiling_test::Rel(3e-6));
   CHECK(j["gpus"].size() == 2);
   // A broken node descriptor names its line, as a hardware descriptor does.
   {

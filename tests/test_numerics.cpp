@@ -83,7 +83,7 @@ TEST_CASE("numerics: every bit pattern of the 8- and 16-bit formats decodes and 
   CHECK_THROWS_AS(format_by_name("fp7"), std::invalid_argument);
 }
 
-TEST_CASE("numerics: rounding to FP32 equals the CPU's float conversion; directed roundings bracket") {
+TEST_CASE("numerics: rounding to FP32 equals the CPU's float conversion, directed roundings bracket") {
   std::mt19937_64 rng(3);
   std::uniform_real_distribution<double> u(-1, 1);
   std::uniform_int_distribution<int> ex(-160, 130);

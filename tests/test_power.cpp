@@ -3,6 +3,8 @@
 // --power).
 #include <doctest/doctest.h>
 
+#include "approx.hpp"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -37,13 +39,13 @@ TEST_CASE("power: watts from the energy counter's steps, not from partial period
   // A window that starts and ends mid-period: only whole periods between the first and last step.
   const auto r = reading_from_samples(v, 0.05, 1.93, 10);
   REQUIRE(r.ok);
-  CHECK(r.watts == doctest::Approx(400.0).epsilon(0.01));
-  CHECK(r.update_period_s == doctest::Approx(0.1).epsilon(0.03));
+  CHECK(r.watts == ceiling_test::Rel(400.0).epsilon(0.01));
+  CHECK(r.update_period_s == ceiling_test::Rel(0.1).epsilon(0.03));
   CHECK(r.counter_steps >= 16);
   CHECK(r.counter_steps <= 18);
-  CHECK(r.sample_interval_s == doctest::Approx(0.002).epsilon(0.01));
-  CHECK(r.sm_clock_hz == doctest::Approx(1755e6));
-  CHECK(r.watts_median == doctest::Approx(400.0));
+  CHECK(r.sample_interval_s == ceiling_test::Rel(0.002).epsilon(0.01));
+  CHECK(r.sm_clock_hz == ceiling_test::Rel(1755e6));
+  CHECK(r.watts_median == ceiling_test::Rel(400.0));
   // Per-update powers bracket the total (the descriptor's min <= median <= max).
   CHECK(r.watts_min <= r.watts);
   CHECK(r.watts_max >= r.watts);
@@ -72,8 +74,8 @@ TEST_CASE("power: a counter that goes backwards, or no samples, is an error, not
 
 TEST_CASE("power: watts parse and format as a unit") {
   CHECK(ceiling::parse_as("350 W", ceiling::Dimension::watts) == 350.0);
-  CHECK(ceiling::parse_as("1.2 kW", ceiling::Dimension::watts) == doctest::Approx(1200.0));
-  CHECK(ceiling::parse_as("750 mW", ceiling::Dimension::watts) == doctest::Approx(0.75));
+  CHECK(ceiling::parse_as("1.2 kW", ceiling::Dimension::watts) == ceiling_test::Rel(1200.0));
+  CHECK(ceiling::parse_as("750 mW", ceiling::Dimension::watts) == ceiling_test::Rel(0.75));
   CHECK(ceiling::parse_quantity("350 W").dimension == ceiling::Dimension::watts);
   CHECK(ceiling::format_quantity(412.5, ceiling::Dimension::watts) == "412.5 W");
   CHECK_THROWS_AS(ceiling::parse_as("350 W", ceiling::Dimension::hertz), ceiling::UnitError);
@@ -98,8 +100,8 @@ TEST_CASE("power: a tensor instruction's power round-trips, is range-checked, an
   const auto back = ceiling::load_descriptor(dir / "x.yaml");
   REQUIRE(back.tensor_instructions[0].power.measured);
   // Written with the digits its spread justifies (405..420 W): 412 W.
-  CHECK(back.tensor_instructions[0].power.measured->median == doctest::Approx(412.5).epsilon(0.002));
-  CHECK(back.tensor_instructions[0].power.measured->sm_clock_hz == doctest::Approx(1.755e9));
+  CHECK(back.tensor_instructions[0].power.measured->median == ceiling_test::Rel(412.5).epsilon(0.002));
+  CHECK(back.tensor_instructions[0].power.measured->sm_clock_hz == ceiling_test::Rel(1.755e9));
 
   // A new timing of the same instruction without --power keeps the reading.
   auto again = back;

@@ -2,6 +2,8 @@
 // A100 descriptors, its E against Table VII / P, our E per reading (probe details, else throughput /
 // P), and the report's table-power, table-power-other and power-<id> plot.
 #include <doctest/doctest.h>
+
+#include "approx.hpp"
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -183,7 +185,7 @@ TEST_CASE("Table XI: E = Table VII throughput / P reproduces every printed E (al
     CHECK(two_decimals(e_4090) == two_decimals(r.per_watt[2]));
   }
   // The brief's example: H800 FP16/FP16 dense, 494.4 / 188.6 = 2.62.
-  CHECK(494.4 / 188.6 == doctest::Approx(2.6214).epsilon(1e-4));
+  CHECK(494.4 / 188.6 == ceiling_test::Rel(2.6214).epsilon(1e-4));
   CHECK(rows[0].per_watt[1] == 2.62);
   CHECK(rows[7].per_watt[1] == 8.79);
   CHECK(rows[4].per_watt[0] == 0.71);
@@ -213,19 +215,19 @@ TEST_CASE("power readings: E from the probe's details of the same reading, else 
   REQUIRE(h);
   CHECK(h->source == reports::EfficiencySource::probe_details);
   CHECK(h->watts == 400);
-  CHECK(*h->per_watt == doctest::Approx(620e12 / 400.1));
+  CHECK(*h->per_watt == ceiling_test::Rel(620e12 / 400.1));
   CHECK(h->sm_clock_hz == 1.98e9);
   REQUIRE(h->measured);
   // INT8: the details are of another run (440 W against 480 W): E = throughput / P, not x 1.95/1.75.
   const auto* i = find("mma.m16n8k32.int8.int32");
   REQUIRE(i);
   CHECK(i->source == reports::EfficiencySource::throughput_over_power);
-  CHECK(*i->per_watt == doctest::Approx(2.5e12));
+  CHECK(*i->per_watt == ceiling_test::Rel(2.5e12));
   CHECK(i->input == Precision::int8);
   // FP64: no details, throughput 52 TFLOP/s / 300 W.
   const auto* d = find("mma.m8n8k4.fp64.fp64");
   REQUIRE(d);
-  CHECK(*d->per_watt == doctest::Approx(52e12 / 300));
+  CHECK(*d->per_watt == ceiling_test::Rel(52e12 / 300));
   // The dense wgmma partner: probes.json only.
   const auto* w = find("wgmma.m64n256k16.fp16.fp32.ss");
   REQUIRE(w);
@@ -272,10 +274,10 @@ TEST_CASE("power readings of the shipped H200: probe details give E, else the de
     CHECK(r->measured->median == ti->power.measured->median);
     CHECK(r->watts == ti->power.measured->median);
     CHECK(r->source == reports::EfficiencySource::probe_details);
-    CHECK(*r->per_watt == doctest::Approx(d["work_per_joule"].get<double>()).epsilon(1e-9));
+    CHECK(*r->per_watt == ceiling_test::Rel(d["work_per_joule"].get<double>()).epsilon(1e-9));
     // The descriptor keeps the same reading's rate: sustained / P is E to the rounding of P.
     CHECK(ti->sustained.measured->median / ti->power.measured->median ==
-          doctest::Approx(d["work_per_joule"].get<double>()).epsilon(0.01));
+          ceiling_test::Rel(d["work_per_joule"].get<double>()).epsilon(0.01));
   }
   // Without probes.json: the descriptor's sustained / P; without that too, throughput / P.
   reports::GpuInput bare = in.gpus[0];
@@ -284,13 +286,13 @@ TEST_CASE("power readings of the shipped H200: probe details give E, else the de
   for (const auto& r : reports::power_readings(bare))
     if (r.key == "mma.m16n8k16.fp16.fp16") {
       CHECK(r.source == reports::EfficiencySource::sustained_over_power);
-      CHECK(*r.per_watt == doctest::Approx(fp16->sustained.measured->median / fp16->power.measured->median).epsilon(1e-12));
+      CHECK(*r.per_watt == ceiling_test::Rel(fp16->sustained.measured->median / fp16->power.measured->median).epsilon(1e-12));
     }
   for (auto& ti : bare.hw.tensor_instructions) ti.sustained = Field{Dimension::flop_per_second};
   for (const auto& r : reports::power_readings(bare))
     if (r.key == "mma.m16n8k16.fp16.fp16") {
       CHECK(r.source == reports::EfficiencySource::throughput_over_power);
-      CHECK(*r.per_watt == doctest::Approx(fp16->throughput.measured->median / fp16->power.measured->median).epsilon(1e-12));
+      CHECK(*r.per_watt == ceiling_test::Rel(fp16->throughput.measured->median / fp16->power.measured->median).epsilon(1e-12));
     }
 }
 
@@ -311,7 +313,7 @@ TEST_CASE("report: table-power beside Luo et al.'s A100, H800 and RTX 4090, the 
   CHECK((*p)["text"] == "400 W");
   const json* e = cell(t, "tensor:mma.m16n8k16.fp16.fp16.power.per_watt", "fixture-gpu");
   REQUIRE(e);
-  CHECK((*e)["value"].get<double>() == doctest::Approx(620.0 / 400.1));
+  CHECK((*e)["value"].get<double>() == ceiling_test::Rel(620.0 / 400.1));
   CHECK((*e)["text"] == "1.55");
   const json* ie = cell(t, "tensor:mma.m16n8k32.int8.int32.power.per_watt", "fixture-gpu");
   REQUIRE(ie);

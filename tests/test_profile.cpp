@@ -2,6 +2,8 @@
 // the command, on exports recorded on an H100 (tests/data/profile/, captured with Nsight Compute
 // 2025.3 on an H100 80GB HBM3, driver 580.159.04) and a stand-in ncu for the failures.
 #include <doctest/doctest.h>
+
+#include "approx.hpp"
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -64,7 +66,7 @@ const char* kUnits = "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"K
 
 TEST_CASE("ncu csv: numbers as ncu prints them, and nothing else") {
   CHECK(parse_ncu_number("1,980,000") == 1980000.0);
-  CHECK(parse_ncu_number("12,851,283.20") == doctest::Approx(12851283.2));
+  CHECK(parse_ncu_number("12,851,283.20") == ceiling_test::Rel(12851283.2));
   CHECK(parse_ncu_number("0") == 0.0);
   CHECK(parse_ncu_number("3.5e+05") == 350000.0);
   CHECK(parse_ncu_number("-2") == -2.0);
@@ -78,7 +80,7 @@ TEST_CASE("ncu csv: numbers as ncu prints them, and nothing else") {
   CHECK_FALSE(parse_ncu_number("(256, 1, 1)"));
 }
 
-TEST_CASE("ncu csv: units convert to base units; unknown ones are refused") {
+TEST_CASE("ncu csv: units convert to base units, unknown ones are refused") {
   CHECK(ncu_unit_factor("byte") == 1.0);
   CHECK(ncu_unit_factor("Kbyte") == 1e3);
   CHECK(ncu_unit_factor("Gbyte") == 1e9);
@@ -107,7 +109,7 @@ TEST_CASE("ncu csv: a recorded export reads: launches, names, units, skipped lin
   CHECK(l.kernel.find("scale_cuda_core<double, 1>") != std::string::npos);
   CHECK(l.grid == "(524288, 1, 1)");
   CHECK(l.block == "(256, 1, 1)");
-  CHECK(l.get("gpu__time_duration.sum").value() == doctest::Approx(1414.5e-6).epsilon(1e-3));  // ns -> s
+  CHECK(l.get("gpu__time_duration.sum").value() == ceiling_test::Rel(1414.5e-6).epsilon(1e-3));  // ns -> s
   CHECK(l.get("dram__bytes_read.sum").value() > 2.1e9);
   CHECK_FALSE(l.get("not_a_metric.sum"));
 }
@@ -117,8 +119,8 @@ TEST_CASE("ncu csv: a scaled unit row is applied (Kbyte, usecond)") {
                            "\"0\",\"1\",\"app\",\"h\",\"k1\",\"1\",\"7\",\"(1, 1, 1)\",\"(2, 1, 1)\",\"0\",\"9.0\",\"1,500\",\"2.50\"\n";
   const NcuExport ex = parse_ncu_csv(text, "t.csv", {"dram__bytes_read.sum", "gpu__time_duration.sum"});
   REQUIRE(ex.launches.size() == 1);
-  CHECK(ex.launches[0].get("dram__bytes_read.sum").value() == doctest::Approx(1.5e6));
-  CHECK(ex.launches[0].get("gpu__time_duration.sum").value() == doctest::Approx(2.5e-6));
+  CHECK(ex.launches[0].get("dram__bytes_read.sum").value() == ceiling_test::Rel(1.5e6));
+  CHECK(ex.launches[0].get("gpu__time_duration.sum").value() == ceiling_test::Rel(2.5e-6));
   CHECK(ex.launches[0].line == 4);
 }
 
@@ -207,7 +209,7 @@ TEST_CASE("profile: GEMV's counters: Q within 3% at DRAM, W = 2mn plus the reduc
     }
     if (k.short_name == "gemv_tensor_core") {
       CHECK(k.counts.tensor_flop() == 2 * 8 * 2 * m * n);  // 2 launches, 1/8 of each DMMA used
-      CHECK(k.flop_per_tensor_instruction == doctest::Approx(512).epsilon(0.001));
+      CHECK(k.flop_per_tensor_instruction == ceiling_test::Rel(512).epsilon(0.001));
     }
   }
   // This export predates the tail fix (kernels/gemv.cu): 192 padded FMAs and 385 adds per row.
@@ -227,14 +229,14 @@ TEST_CASE("profile: a PyTorch program (H100 export): every kernel within its bou
     CHECK(k.efficiency <= 1);
     share += k.time_share;
   }
-  CHECK(share == doctest::Approx(1.0));
+  CHECK(share == ceiling_test::Rel(1.0));
   // torch.mm in FP64 (cuBLAS, DMMA): 2 x 4096^3 flops per launch, bounded by the FP64 tensor-core peak.
   const ProfileKernel& mm = kernel(r, "sm90_xmma_gemm_f64f64_f64f64_f64_nn_n_tilesize128x64x16");
   CHECK(mm.counts.tensor_flop() == 2 * (2.0 * 4096 * 4096 * 4096));
   CHECK(mm.bounded_by == "tensor_core.fp64");
   // torch.mm in BF16 (nvjet, HGMMA): 2 x 8192^3 plus the tile padding (320-row tiles: 8320 rows).
   const ProfileKernel& bf = kernel(r, "nvjet_sm90_tst_320x128");
-  CHECK(bf.counts.tensor_flop() == doctest::Approx(2 * (2.0 * 8320 * 8192 * 8192)).epsilon(1e-9));
+  CHECK(bf.counts.tensor_flop() == ceiling_test::Rel(2 * (2.0 * 8320 * 8192 * 8192)).epsilon(1e-9));
   CHECK(bf.precision == Precision::bf16);
   CHECK(bf.bounded_by == "tensor_core.bf16");
   // torch.mul in FP64: one DMUL per value, Q = 16 B per value.
@@ -402,7 +404,7 @@ TEST_CASE("ceiling profile: bad usage gives one line and a non-zero exit") {
   CHECK(r.out.find("--ncu /nonexistent/ncu is not an executable file") != std::string::npos);
 }
 
-TEST_CASE("ceiling profile -- APP: runs ncu with ceiling's metrics and filters; ncu's failures become one line") {
+TEST_CASE("ceiling profile -- APP: runs ncu with ceiling's metrics and filters, ncu's failures become one line") {
   using ceiling::test::run_ceiling;
   const fs::path dir = ceiling::test::scratch_dir("profile", "run");
   const std::string fake = (kData / "fake-ncu.sh").string();

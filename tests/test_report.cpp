@@ -1,6 +1,8 @@
 // Reports: files written, well-formed SVG, PNG sizes, table numbers equal to the descriptors',
 // missing data shown as missing, output directory safety.
 #include <doctest/doctest.h>
+
+#include "approx.hpp"
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
@@ -261,7 +263,7 @@ TEST_CASE("report on fixtures: every file, well-formed SVG, PNG sizes, numbers e
   REQUIRE(sp["points"].size() == 2);
   for (const auto& pt : sp["points"]) {
     double b = 28.5e12 / (pt["memory_level"] == "l2" ? 10e12 : 3.6e12);  // measured CC FP64 / measured BW
-    CHECK(pt["i_over_b"].get<double>() == doctest::Approx((1.0 / 16) / b));
+    CHECK(pt["i_over_b"].get<double>() == ceiling_test::Rel((1.0 / 16) / b));
   }
   // Roofline kernel points: memory-bound left of the ridge, efficiency from the results.
   json rf = read_json(dir / "roofline-fixture-gpu.json");
@@ -520,7 +522,7 @@ TEST_CASE("results written by validate's own writer are read by the report") {
   CHECK(vt["columns"][15] == "tight eff.");
   for (size_t i = 0; i < rep.results.size(); ++i) {
     const auto& row = vt["rows"][i];
-    CHECK(row[14]["value"].get<double>() == doctest::Approx(rep.results[i].tight_bound_time_s));
+    CHECK(row[14]["value"].get<double>() == ceiling_test::Rel(rep.results[i].tight_bound_time_s));
     const std::string eff = row[15]["text"];
     CHECK(eff.find("%") != std::string::npos);
     CHECK((eff.find("(beats)") != std::string::npos) == (i == 0));
@@ -562,7 +564,7 @@ std::vector<std::string> md_sections(const std::string& md) {
 
 }  // namespace
 
-TEST_CASE("index.html and report.md have the same sections in the same order; report.json lists them") {
+TEST_CASE("index.html and report.md have the same sections in the same order, report.json lists them") {
   fs::path dir = fresh_dir("sections");
   WriteOptions opt;
   opt.render_plots = false;  // the sections do not depend on gnuplot
@@ -749,7 +751,7 @@ TEST_CASE("the per-input SpMV plot: bound and side from the CSR result, not a pa
   for (const auto& m : it->data["matrices"]) {
     const auto* r = csr.at(m["matrix"].get<std::string>());
     CHECK(m["memory_level"] == r->memory_level);
-    CHECK(m["bound_gflops"].get<double>() == doctest::Approx(r->work_flop / r->bound_time_s / 1e9).epsilon(1e-12));
+    CHECK(m["bound_gflops"].get<double>() == ceiling_test::Rel(r->work_flop / r->bound_time_s / 1e9).epsilon(1e-12));
     CHECK(m["gflops"].size() == 4);
     ++checked;
   }
@@ -792,12 +794,12 @@ TEST_CASE("the per-input stencil plot (Figure 8 style): one group per shape and 
     for (const auto& [impl, r] : by_group.at(g)) {
       const double points = r->size.at("nx") * r->size.at("ny") * (r->size.count("nz") ? r->size.at("nz") : 1.0);
       CHECK(m["gflops"][impl].get<double>() ==
-            doctest::Approx(points * r->size.at("steps") / r->time_s.median / 1e9).epsilon(1e-9));
+            ceiling_test::Rel(points * r->size.at("steps") / r->time_s.median / 1e9).epsilon(1e-9));
     }
     // The circles: the fused (least-traffic) CUDA-core result's bound, as GStencil/s.
     const auto* blocked = by_group.at(g).at("CC blocked");
     CHECK(m["bound_gflops"].get<double>() ==
-          doctest::Approx(blocked->work_flop / blocked->bound_time_s / (2 * blocked->size.at("points")) / 1e9).epsilon(1e-9));
+          ceiling_test::Rel(blocked->work_flop / blocked->bound_time_s / (2 * blocked->size.at("points")) / 1e9).epsilon(1e-9));
     ++checked;
   }
   CHECK(checked == 20);

@@ -2,6 +2,8 @@
 // schema ceiling/peers/1, docs/PEERS.md) as a table and a plot; bad files refused with one line
 // naming the file and the key; the report of the shipped descriptors shows the shipped comparisons.
 #include <doctest/doctest.h>
+
+#include "approx.hpp"
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -43,7 +45,7 @@ TEST_CASE("report --peers: the shipped H200 comparison as a table and a plot") {
     INFO(r.label);
     if (r.unit != "cycles" && r.ratio && r.ours && r.best_peer_value()) {
       ++rates;
-      CHECK(*r.ratio == doctest::Approx(*r.ours / *r.best_peer_value()).epsilon(1e-9));
+      CHECK(*r.ratio == ceiling_test::Rel(*r.ours / *r.best_peer_value()).epsilon(1e-9));
     }
   }
   const ReportInput in = load_report_input({kH200}, {}, {}, {kPeersH200});

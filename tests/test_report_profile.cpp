@@ -2,6 +2,8 @@
 // ceiling/profile/1) on the roofline and speedup-bound plots and in a table; bad files refused
 // with one line naming the file and the key.
 #include <doctest/doctest.h>
+
+#include "approx.hpp"
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -92,7 +94,7 @@ TEST_CASE("report --profile: the user's kernels on the roofline and speedup plot
   for (std::size_t i = 0; i < p.kernels.size(); ++i) {
     const auto& row = table["rows"][i];
     INFO("row ", i);
-    CHECK(row[col("share")]["value"].get<double>() == doctest::Approx(p.kernels[i].time_share * 100));
+    CHECK(row[col("share")]["value"].get<double>() == ceiling_test::Rel(p.kernels[i].time_share * 100));
     CHECK(row[col("time")]["value"].get<double>() == p.kernels[i].time_s);
     CHECK(row[col("verdict")]["text"] == p.kernels[i].verdict);
     const std::string mark = i < 8 ? std::string(1, static_cast<char>('A' + i)) : std::string("\u2014");

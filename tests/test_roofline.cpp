@@ -1,6 +1,8 @@
 // The paper's equations and worked examples (Zhang et al., GPGPU'25), through model/roofline.
 #include <doctest/doctest.h>
 
+#include "approx.hpp"
+
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -18,13 +20,13 @@ double round2(double x) { return std::round(x * 100) / 100; }
 }  // namespace
 
 TEST_CASE("balance, intensity, roofline (Eq. 1-4)") {
-  CHECK(machine_balance(kA100Cc, kA100Bw) == doctest::Approx(5.0));
-  CHECK(machine_balance(kGh200Cc, kGh200Bw) == doctest::Approx(8.5));
+  CHECK(machine_balance(kA100Cc, kA100Bw) == ceiling_test::Rel(5.0));
+  CHECK(machine_balance(kGh200Cc, kGh200Bw) == ceiling_test::Rel(8.5));
   CHECK(operational_intensity(1, 16) == 0.0625);  // SCALE, fp64
   // Below the ridge the roof is BW * I, above it the peak.
-  CHECK(attainable_flop_per_s(kA100Cc, kA100Bw, 0.25) == doctest::Approx(0.485e12));
+  CHECK(attainable_flop_per_s(kA100Cc, kA100Bw, 0.25) == ceiling_test::Rel(0.485e12));
   CHECK(attainable_flop_per_s(kA100Cc, kA100Bw, 100) == kA100Cc);
-  CHECK(attainable_flop_per_s(kA100Cc, kA100Bw, 5.0) == doctest::Approx(kA100Cc));
+  CHECK(attainable_flop_per_s(kA100Cc, kA100Bw, 5.0) == ceiling_test::Rel(kA100Cc));
   CHECK(is_memory_bound(0.25, 5));
   CHECK_FALSE(is_memory_bound(6, 5));
   CHECK_FALSE(is_memory_bound(5, 5));  // Eq. 4 is strict
@@ -33,9 +35,9 @@ TEST_CASE("balance, intensity, roofline (Eq. 1-4)") {
 TEST_CASE("times and Tmem/Tcmp = B/I (Eq. 15)") {
   const double w = 2e9, q = 8e9;
   const double t_cmp = compute_time_s(w, kA100Cc), t_mem = memory_time_s(q, kA100Bw);
-  CHECK(t_cmp == doctest::Approx(2e9 / 9.7e12));
-  CHECK(t_mem == doctest::Approx(8e9 / 1.94e12));
-  CHECK(t_mem / t_cmp == doctest::Approx(machine_balance(kA100Cc, kA100Bw) / operational_intensity(w, q)));
+  CHECK(t_cmp == ceiling_test::Rel(2e9 / 9.7e12));
+  CHECK(t_mem == ceiling_test::Rel(8e9 / 1.94e12));
+  CHECK(t_mem / t_cmp == ceiling_test::Rel(machine_balance(kA100Cc, kA100Bw) / operational_intensity(w, q)));
   CHECK(compute_time_s(0, kA100Cc) == 0);
 }
 
@@ -48,9 +50,9 @@ TEST_CASE("overlapped, un-overlapped and partial overlap (Eq. 17-18, ours)") {
   CHECK(partial_overlap_time_s(3, 1, 1.0) == overlapped_time_s(3, 1));
   CHECK(partial_overlap_time_s(1, 3, 1.0) == overlapped_time_s(1, 3));
   CHECK(partial_overlap_time_s(3, 1, 0.0) == unoverlapped_time_s(3, 1));
-  CHECK(partial_overlap_time_s(3, 1, 0.0, 0.7) == doctest::Approx(unoverlapped_time_s(3, 1, 0.7)));
-  CHECK(partial_overlap_time_s(3, 1, 0.25) == doctest::Approx(3.75));
-  CHECK(partial_overlap_time_s(3, 1, 0.5, 2) == doctest::Approx(5.5));
+  CHECK(partial_overlap_time_s(3, 1, 0.0, 0.7) == ceiling_test::Rel(unoverlapped_time_s(3, 1, 0.7)));
+  CHECK(partial_overlap_time_s(3, 1, 0.25) == ceiling_test::Rel(3.75));
+  CHECK(partial_overlap_time_s(3, 1, 0.5, 2) == ceiling_test::Rel(5.5));
   for (double phi : {0.0, 0.3, 0.6, 1.0}) {
     const double t = partial_overlap_time_s(2, 1.5, phi);
     CHECK(t >= overlapped_time_s(2, 1.5));
@@ -68,8 +70,8 @@ TEST_CASE("Eq. 20 equals Eq. 19, and Eq. 22 bounds it") {
         for (double t_other : {0.0, 0.2}) {
           const double eq19 = (t_cmp + t_mem + t_other) / (t_cmp / alpha + t_mem + t_other);
           const double eq20 = 1 + (alpha - 1) / (1 + alpha * (t_mem + t_other) / t_cmp);
-          CHECK(tensor_core_speedup(t_cmp, t_mem, t_other, alpha) == doctest::Approx(eq19));
-          CHECK(tensor_core_speedup(t_cmp, t_mem, t_other, alpha) == doctest::Approx(eq20));
+          CHECK(tensor_core_speedup(t_cmp, t_mem, t_other, alpha) == ceiling_test::Rel(eq19));
+          CHECK(tensor_core_speedup(t_cmp, t_mem, t_other, alpha) == ceiling_test::Rel(eq20));
         }
       }
     }
@@ -77,7 +79,7 @@ TEST_CASE("Eq. 20 equals Eq. 19, and Eq. 22 bounds it") {
   // Eq. 21 -> 22: with Tmem = Tcmp B/I and Tothers = 0 the bound is reached exactly,
   // with Tothers > 0 (and alpha > 1) the speedup stays strictly below it.
   const double B = 5, I = 0.25, t_cmp = 1e-3;
-  CHECK(tensor_core_speedup(t_cmp, t_cmp * B / I, 0, 2) == doctest::Approx(speedup_bound(2, B, I)));
+  CHECK(tensor_core_speedup(t_cmp, t_cmp * B / I, 0, 2) == ceiling_test::Rel(speedup_bound(2, B, I)));
   CHECK(tensor_core_speedup(t_cmp, t_cmp * B / I, 1e-4, 2) < speedup_bound(2, B, I));
   CHECK(speedup_bound(1, B, I) == 1);  // alpha = 1: no speedup
   CHECK(speedup_bound(0.25, B, I) < 1);  // a slower unit slows the kernel down
@@ -85,43 +87,43 @@ TEST_CASE("Eq. 20 equals Eq. 19, and Eq. 22 bounds it") {
 }
 
 TEST_CASE("worked example: FP64 alpha = 2 gives S < 1.33 (Eq. 23)") {
-  CHECK(memory_bound_speedup_limit(2) == doctest::Approx(4.0 / 3.0));
-  CHECK(round2(memory_bound_speedup_limit(2)) == doctest::Approx(1.33));
+  CHECK(memory_bound_speedup_limit(2) == ceiling_test::Rel(4.0 / 3.0));
+  CHECK(round2(memory_bound_speedup_limit(2)) == ceiling_test::Rel(1.33));
   // With the vendor figures of Table 1, alpha is only about 2, and the limit still rounds to 1.33.
-  CHECK(round2(memory_bound_speedup_limit(kA100Tc / kA100Cc)) == doctest::Approx(1.34));
-  CHECK(round2(memory_bound_speedup_limit(kGh200Tc / kGh200Cc)) == doctest::Approx(1.33));
-  CHECK(memory_bound_speedup_limit(kA100Tc / kA100Cc) == doctest::Approx(1.3356).epsilon(1e-4));
+  CHECK(round2(memory_bound_speedup_limit(kA100Tc / kA100Cc)) == ceiling_test::Rel(1.34));
+  CHECK(round2(memory_bound_speedup_limit(kGh200Tc / kGh200Cc)) == ceiling_test::Rel(1.33));
+  CHECK(memory_bound_speedup_limit(kA100Tc / kA100Cc) == ceiling_test::Rel(1.3356).epsilon(1e-4));
 }
 
 TEST_CASE("worked example: alpha -> infinity gives S < 2") {
   CHECK(memory_bound_speedup_limit(kInf) == 2);
-  CHECK(memory_bound_speedup_limit(1e12) == doctest::Approx(2));
+  CHECK(memory_bound_speedup_limit(1e12) == ceiling_test::Rel(2));
   CHECK(memory_bound_speedup_limit(1e12) < 2);
   for (double a : {1.5, 2.0, 10.0, 1e3, 1e6}) CHECK(memory_bound_speedup_limit(a) < 2);
 }
 
 TEST_CASE("worked example: A100 GEMV S < 1.05 (Eq. 24)") {
   const double B = kA100Cc / kA100Bw;  // 5 flop/byte
-  CHECK(B == doctest::Approx(5));
-  CHECK(workload_speedup_limit(B, 0.25) == doctest::Approx(1.05));
+  CHECK(B == ceiling_test::Rel(5));
+  CHECK(workload_speedup_limit(B, 0.25) == ceiling_test::Rel(1.05));
   // The exact GEMV intensity 2mn / ((mn+m+n) 8) is below 1/4, so the bound is below 1.05.
   const double m = 4096, n = 4096;
   const double I = operational_intensity(2 * m * n, (m * n + m + n) * 8);
   CHECK(I < 0.25);
   CHECK(workload_speedup_limit(B, I) < 1.05);
-  CHECK(workload_speedup_limit(B, I) == doctest::Approx(1.05).epsilon(1e-3));
+  CHECK(workload_speedup_limit(B, I) == ceiling_test::Rel(1.05).epsilon(1e-3));
 }
 
 TEST_CASE("limits: Eq. 22 -> Eq. 23 as I -> B, Eq. 22 -> Eq. 24 as alpha -> inf") {
   const double B = 5;
   for (double alpha : {0.5, 2.0, 2.0103, 8.0}) {
-    CHECK(speedup_bound(alpha, B, B) == doctest::Approx(memory_bound_speedup_limit(alpha)));
-    CHECK(speedup_bound(alpha, B, B * (1 - 1e-9)) == doctest::Approx(memory_bound_speedup_limit(alpha)));
+    CHECK(speedup_bound(alpha, B, B) == ceiling_test::Rel(memory_bound_speedup_limit(alpha)));
+    CHECK(speedup_bound(alpha, B, B * (1 - 1e-9)) == ceiling_test::Rel(memory_bound_speedup_limit(alpha)));
     // A memory-bound kernel (I < B) stays below the Eq. 23 limit.
     if (alpha > 1) CHECK(speedup_bound(alpha, B, 0.9 * B) < memory_bound_speedup_limit(alpha));
   }
   for (double I : {1.0 / 16, 0.25, 1.0, 4.9}) {
-    CHECK(speedup_bound(1e12, B, I) == doctest::Approx(workload_speedup_limit(B, I)));
+    CHECK(speedup_bound(1e12, B, I) == ceiling_test::Rel(workload_speedup_limit(B, I)));
     CHECK(speedup_bound(1e6, B, I) < workload_speedup_limit(B, I));
     CHECK(speedup_bound(kInf, B, I) == workload_speedup_limit(B, I));
   }
@@ -130,8 +132,8 @@ TEST_CASE("limits: Eq. 22 -> Eq. 23 as I -> B, Eq. 22 -> Eq. 24 as alpha -> inf"
 TEST_CASE("worked example: 2d5pt at balance 9.99 needs t > 15.98 (Eq. 14)") {
   const double I = operational_intensity(2 * 5, 2 * 8);  // Eq. 12: |S| / D
   CHECK(I == 0.625);
-  CHECK(temporal_blocking_threshold(9.99, I) == doctest::Approx(15.984));
-  CHECK(round2(temporal_blocking_threshold(9.99, I)) == doctest::Approx(15.98));
+  CHECK(temporal_blocking_threshold(9.99, I) == ceiling_test::Rel(15.984));
+  CHECK(round2(temporal_blocking_threshold(9.99, I)) == ceiling_test::Rel(15.98));
   CHECK(temporal_blocking_min_steps(9.99, I) == 16);
   // Exactly on the threshold t I = B: balanced, compute-bound as in Eq. 4 (is_memory_bound(B, B) is false).
   CHECK(temporal_blocking_min_steps(10.0, I) == 16);
@@ -170,19 +172,19 @@ TEST_CASE("arguments are validated") {
 TEST_CASE("overlapped speedup and the bounds that hold whatever the overlap") {
   // Memory-bound, alpha >= 1: overlapped S = 1, un-overlapped S = Eq. 22 is the top.
   CHECK(overlapped_speedup(2, 5, 0.25) == 1.0);
-  CHECK(speedup_upper_bound(2, 5, 0.25) == doctest::Approx(speedup_bound(2, 5, 0.25)));
+  CHECK(speedup_upper_bound(2, 5, 0.25) == ceiling_test::Rel(speedup_bound(2, 5, 0.25)));
   CHECK(speedup_lower_bound(2, 5, 0.25) == 1.0);
   // Compute-bound (I/B = 2): overlapped S = min(alpha, I/B).
-  CHECK(overlapped_speedup(4, 5, 10) == doctest::Approx(2.0));
-  CHECK(overlapped_speedup(1.5, 5, 10) == doctest::Approx(1.5));
-  CHECK(speedup_upper_bound(4, 5, 10) == doctest::Approx(2.0));
+  CHECK(overlapped_speedup(4, 5, 10) == ceiling_test::Rel(2.0));
+  CHECK(overlapped_speedup(1.5, 5, 10) == ceiling_test::Rel(1.5));
+  CHECK(speedup_upper_bound(4, 5, 10) == ceiling_test::Rel(2.0));
   CHECK(speedup_bound(1.5, 5, 10) < overlapped_speedup(1.5, 5, 10));  // overlapped is the top here
   CHECK(speedup_bound(8, 5, 10) > overlapped_speedup(8, 5, 10));      // un-overlapped is the top here
   // alpha < 1: tensor-core compute longer than the memory time slows even the overlapped case.
-  CHECK(overlapped_speedup(0.25, 2, 1) == doctest::Approx(0.5));  // Tm/Tc = 2 < 1/alpha = 4
+  CHECK(overlapped_speedup(0.25, 2, 1) == ceiling_test::Rel(0.5));  // Tm/Tc = 2 < 1/alpha = 4
   CHECK(overlapped_speedup(0.25, 80, 1) == 1.0);                  // Tm/Tc = 80 > 4: hidden
   CHECK(speedup_upper_bound(0.25, 80, 1) == 1.0);
-  CHECK(speedup_lower_bound(0.25, 80, 1) == doctest::Approx(speedup_bound(0.25, 80, 1)));
+  CHECK(speedup_lower_bound(0.25, 80, 1) == ceiling_test::Rel(speedup_bound(0.25, 80, 1)));
   // Any overlap phi lies between: S(phi) from the partial-overlap times on both units.
   const double alpha = 3, B = 5;
   for (double I : {0.1, 1.0, 5.0, 20.0})
@@ -192,5 +194,5 @@ TEST_CASE("overlapped speedup and the bounds that hold whatever the overlap") {
       CHECK(s <= speedup_upper_bound(alpha, B, I) * (1 + 1e-12));
       CHECK(s >= speedup_lower_bound(alpha, B, I) * (1 - 1e-12));
     }
-  CHECK(overlapped_speedup(std::numeric_limits<double>::infinity(), 5, 10) == doctest::Approx(2.0));
+  CHECK(overlapped_speedup(std::numeric_limits<double>::infinity(), 5, 10) == ceiling_test::Rel(2.0));
 }

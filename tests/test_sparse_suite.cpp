@@ -167,7 +167,7 @@ TEST_CASE("sparse suite: the arrays depend only on the seed") {
   CHECK(h == kQcdHash);
 }
 
-TEST_CASE("sparse suite: tiny and odd scales stay valid; bad scales are refused") {
+TEST_CASE("sparse suite: tiny and odd scales stay valid, bad scales are refused") {
   for (const double scale : {1e-7, 2e-5, 1e-4, 0.003}) {
     for (const auto& s : table2_suite()) {
       CAPTURE(s.name);

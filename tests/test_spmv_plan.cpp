@@ -6,6 +6,8 @@
 // CUDA-core baselines paired with the tensor-core one, a geomean per baseline.
 #include <doctest/doctest.h>
 
+#include "approx.hpp"
+
 #include <cmath>
 #include <memory>
 #include <numeric>
@@ -141,7 +143,7 @@ TEST_CASE("the CUDA-core plan covers every row once, lanes by the run's mean, lo
   }
   CHECK(std::accumulate(std::begin(p.lane_histogram), std::end(p.lane_histogram), std::int64_t{0}) == a.rows - 3);
   CHECK(p.lane_histogram[5] == 50);
-  CHECK(p.metadata_bytes() == doctest::Approx(16.0 * static_cast<double>(p.items.size() + p.long_rows.size())));
+  CHECK(p.metadata_bytes() == ceiling_test::Rel(16.0 * static_cast<double>(p.items.size() + p.long_rows.size())));
 
   // max_trips: V also fits the run's longest row in that many trips of 8 x V entries.
   kernels::CsrPlanOptions capped = rows_only;
@@ -230,7 +232,7 @@ TEST_CASE("the tensor-core plan packs sorted 8-row groups, pads to 4 columns and
   CHECK(p.padded_entries >= a.nnz());
   // The entries' values are all there once (padding is zeros).
   CHECK(std::accumulate(p.val.begin(), p.val.end(), 0.0) ==
-        doctest::Approx(std::accumulate(a.val.begin(), a.val.end(), 0.0)).epsilon(1e-12));
+        ceiling_test::Rel(std::accumulate(a.val.begin(), a.val.end(), 0.0)).epsilon(1e-12));
   std::set<std::int32_t> rows;
   for (const auto r : p.rows)
     if (r >= 0) CHECK(rows.insert(r).second);  // each normal row once
@@ -254,12 +256,12 @@ TEST_CASE("the tensor-core plan packs sorted 8-row groups, pads to 4 columns and
   // 8 ids per normal group + 4 per group record + 3 per long row.
   size_t normal = 0;
   for (const auto& g : p.groups) normal += g.long_index < 0;
-  CHECK(p.index_count() == doctest::Approx(static_cast<double>(p.padded_entries + 8 * normal + 4 * p.groups.size() + 9)));
+  CHECK(p.index_count() == ceiling_test::Rel(static_cast<double>(p.padded_entries + 8 * normal + 4 * p.groups.size() + 9)));
   const KernelModel tc = kernels::tensor_core_spmv_model(a, p);
   const KernelModel cc = spmv_csr_model(a.rows, a.cols, static_cast<double>(a.nnz()), 4);
   CHECK(tc.kind == "spmv-csr");
   CHECK(tc.work_flop == cc.work_flop);
-  CHECK(tc.traffic_bytes == doctest::Approx((static_cast<double>(a.nnz()) + a.rows + a.cols) * 8 + 4 * p.index_count() +
+  CHECK(tc.traffic_bytes == ceiling_test::Rel((static_cast<double>(a.nnz()) + a.rows + a.cols) * 8 + 4 * p.index_count() +
                                             8 * static_cast<double>(p.padded_entries - a.nnz())));
   CHECK(tc.traffic_bytes > cc.traffic_bytes);  // padding is never free
 }
@@ -412,7 +414,7 @@ TEST_CASE("validate --kernels spmv: one point per registered matrix, three imple
     CHECK(s.tensor_core_implementation == "test-tc");
     CHECK((s.cuda_core_implementation == "test-ours" || s.cuda_core_implementation == "test-vendor"));
     CHECK(!s.label.empty());
-    CHECK(s.alpha == doctest::Approx(67.0 / 8 / 34.0));  // the tensor-core fraction 1/8 survives the variant's own Q
+    CHECK(s.alpha == ceiling_test::Rel(67.0 / 8 / 34.0));  // the tensor-core fraction 1/8 survives the variant's own Q
   }
   std::set<std::string> baselines;
   for (const auto& g : rep.geomeans) baselines.insert(g.cuda_core_implementation);

@@ -3,6 +3,8 @@
 // share per shape, and the shared-memory tiles.
 #include <doctest/doctest.h>
 
+#include "approx.hpp"
+
 #include <cmath>
 #include <map>
 #include <random>
@@ -53,7 +55,7 @@ TEST_CASE("the tensor core's useful share per shape: |S| 128 / (lines x K/4 x 51
   for (const auto& s : builtin_stencil_shapes()) {
     INFO(s.name);
     REQUIRE(expect.count(s.name));
-    CHECK(plan_stencil_tensor_core(s).useful_fraction == doctest::Approx(expect.at(s.name)).epsilon(1e-12));
+    CHECK(plan_stencil_tensor_core(s).useful_fraction == ceiling_test::Rel(expect.at(s.name)).epsilon(1e-12));
   }
   const auto p = plan_stencil_tensor_core(*find_builtin_stencil_shape("3d7pt"));
   CHECK(p.lines.size() == 5);  // (0,0), (+-1, 0), (0, +-1): the corner lines of the 3x3 are empty
@@ -69,7 +71,7 @@ TEST_CASE("shared-memory tiles: halo t x radius, within the limit, the fewest lo
   CHECK(t.hy == 3);
   CHECK(t.bx == 70);
   CHECK(t.smem_bytes == 2 * 8 * 70 * 38);
-  CHECK(t.load_ratio == doctest::Approx(70.0 * 38 / (64 * 32)));
+  CHECK(t.load_ratio == ceiling_test::Rel(70.0 * 38 / (64 * 32)));
   const StencilTile tc = plan_stencil_tile(s5, 3, true, 100 * 1024);
   CHECK(tc.bx % 16 == 4);          // A fragments conflict-free
   CHECK(tc.bx >= 70 + 12);         // the padded K columns
@@ -157,7 +159,7 @@ TEST_CASE("streaming sections: core plus t x radius, rings of 2r + 1 planes, the
   // Whole waves: 18 columns x 44 chunks = 792 blocks = one wave of 6 x 132.
   CHECK(p2.chunks == 44);
   CHECK(p2.blocks_a * p2.chunks == 792);
-  CHECK(p2.load_ratio == doctest::Approx(512.0 / 506 * (p2.chunk + 6.0) / p2.chunk));
+  CHECK(p2.load_ratio == ceiling_test::Rel(512.0 / 506 * (p2.chunk + 6.0) / p2.chunk));
   const StencilStreamPlan p3 = plan_stencil_streaming(s7, parse_stencil_domain("512x512x512"), 3, 3 * 132, 100 * 1024);
   CHECK(p3.sx == 32);
   CHECK(p3.sy == 32);
@@ -204,7 +206,7 @@ TEST_CASE("streaming sections: core plus t x radius, rings of 2r + 1 planes, the
   }
 }
 
-TEST_CASE("streaming threads per block: 128 where 4 or more blocks fit an SM, else 256; the section's cells divide evenly") {
+TEST_CASE("streaming threads per block: 128 where 4 or more blocks fit an SM, else 256, the section's cells divide evenly") {
   CHECK(streaming_threads(6) == 128);
   CHECK(streaming_threads(4) == 128);
   CHECK(streaming_threads(3) == 256);  // the 3-D rings (72 KiB at t = 3)

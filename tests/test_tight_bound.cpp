@@ -3,6 +3,8 @@
 // and taken as 0; the descriptor's fixed_costs round-trip; validate carries the bound.
 #include <doctest/doctest.h>
 
+#include "approx.hpp"
+
 #include <algorithm>
 #include <string>
 
@@ -49,26 +51,26 @@ static TightBound bound_at(const HardwareDescriptor& hw, const char* level, doub
   return tight_bound(hw, roof, t_memory * roof.bandwidth_max, t_compute, b2b);
 }
 
-TEST_CASE("tight bound: the launch overlaps the run; first byte adds to the streaming time") {
+TEST_CASE("tight bound: the launch overlaps the run, first byte adds to the streaming time") {
   const HardwareDescriptor hw = with_fixed_costs();
   const TightBound once = bound_at(hw, "dram", 10e-6, 1e-6, false);
   CHECK(once.launch_s == 2.5e-6);                           // the measured minimum, not the median
-  CHECK(once.first_byte_s == doctest::Approx(590 / 2e9));   // least latency at the measured clock
+  CHECK(once.first_byte_s == ceiling_test::Rel(590 / 2e9));   // least latency at the measured clock
   CHECK(once.first_byte_from == "level latency");           // no ramp in this descriptor
-  CHECK(once.asymptotic_s == doctest::Approx(10e-6));
-  CHECK(once.time_s == doctest::Approx(295e-9 + 10e-6));
+  CHECK(once.asymptotic_s == ceiling_test::Rel(10e-6));
+  CHECK(once.time_s == ceiling_test::Rel(295e-9 + 10e-6));
   CHECK(once.missing.empty());
   CHECK(bound_at(hw, "dram", 0.5e-6, 0.1e-6, false).time_s == 2.5e-6);  // launch-bound, launched once
   const TightBound warm_small = bound_at(hw, "l2", 0.3e-6, 0.1e-6, true);
   CHECK(warm_small.time_s == 2.0e-6);  // launch-bound: the back-to-back launch period
   const TightBound warm_big = bound_at(hw, "l2", 30e-6, 0.1e-6, true);
-  CHECK(warm_big.time_s == doctest::Approx(268 / 2e9 + 30e-6));
+  CHECK(warm_big.time_s == ceiling_test::Rel(268 / 2e9 + 30e-6));
   // A missing term is named and counts 0: still a lower bound.
   HardwareDescriptor bare = hw;
   bare.fixed_costs = {};
   bare.memory[MemoryLevelKind::dram].latency = Field{Dimension::cycles};
   const TightBound b = bound_at(bare, "dram", 10e-6, 1e-6, false);
-  CHECK(b.time_s == doctest::Approx(10e-6));  // == the paper's bound when the descriptor has no fixed costs
+  CHECK(b.time_s == ceiling_test::Rel(10e-6));  // == the paper's bound when the descriptor has no fixed costs
   REQUIRE(b.missing.size() == 2);
   CHECK(b.missing[0] == "fixed_costs.launch_single");
   CHECK(b.missing[1] == "memory.dram.latency");
@@ -80,16 +82,16 @@ TEST_CASE("tight bound: a kernel of several dependent launches pays the fixed co
   // Three passes of 3 us streaming each, back-to-back: each is a kernel of Q/3 bytes.
   const TightBound three = tight_bound(hw, l2, 9e-6 * l2.bandwidth_max, 0.3e-6, true, 3);
   CHECK(three.passes == 3);
-  CHECK(three.first_byte_s == doctest::Approx(268 / 2e9));  // the per-launch term, not the sum
-  CHECK(three.time_s == doctest::Approx(3 * 268 / 2e9 + 9e-6));
+  CHECK(three.first_byte_s == ceiling_test::Rel(268 / 2e9));  // the per-launch term, not the sum
+  CHECK(three.time_s == ceiling_test::Rel(3 * 268 / 2e9 + 9e-6));
   CHECK(three.time_s > tight_bound(hw, l2, 9e-6 * l2.bandwidth_max, 0.3e-6, true).time_s);
   // Launch-bound passes: three back-to-back launch periods.
-  CHECK(tight_bound(hw, l2, 0.3e-6 * l2.bandwidth_max, 0, true, 3).time_s == doctest::Approx(3 * 2.0e-6));
+  CHECK(tight_bound(hw, l2, 0.3e-6 * l2.bandwidth_max, 0, true, 3).time_s == ceiling_test::Rel(3 * 2.0e-6));
   // Launched once (cold): the later launches queue behind the first, so the fixed costs count once.
   const MemoryRoof dram = memory_roof(hw, MemoryLevelKind::dram, 0, 0);
   const TightBound cold = tight_bound(hw, dram, 30e-6 * dram.bandwidth_max, 0, false, 3);
   CHECK(cold.passes == 1);
-  CHECK(cold.time_s == doctest::Approx(tight_bound(hw, dram, 30e-6 * dram.bandwidth_max, 0, false).time_s));
+  CHECK(cold.time_s == ceiling_test::Rel(tight_bound(hw, dram, 30e-6 * dram.bandwidth_max, 0, false).time_s));
   CHECK(std::any_of(cold.provenance.begin(), cold.provenance.end(),
                     [](const std::string& l) { return l.find("3 dependent launches") != std::string::npos; }));
   CHECK_THROWS_AS(tight_bound(hw, l2, 1e6, 0, true, 0), std::invalid_argument);
@@ -99,7 +101,7 @@ TEST_CASE("tight bound: a kernel of several dependent launches pays the fixed co
   validation::TimeStats w{12e-6, 11.8e-6, 12.5e-6, 0.01, 20, 40};
   const auto r = validation::evaluate(hw, k, ComputeUnit::cuda_core, {{"n", 1e5}}, w, 50.0 * (1 << 20), false);
   CHECK(r.tight_passes == 3);
-  CHECK(r.tight_bound_time_s == doctest::Approx(std::max(3 * 2.0e-6, 3 * 268 / 2e9 + 1.6e6 / l2.bandwidth_max)));
+  CHECK(r.tight_bound_time_s == ceiling_test::Rel(std::max(3 * 2.0e-6, 3 * 268 / 2e9 + 1.6e6 / l2.bandwidth_max)));
   validation::ValidationReport rep;
   rep.results = {r};
   const auto j = validation::to_json(rep);
@@ -120,7 +122,7 @@ TEST_CASE("tight bound: a kernel of several dependent launches pays the fixed co
 TEST_CASE("predict shows the tight bound beside the paper's") {
   const Prediction p = predict(with_fixed_costs(), scale_model(1e5));  // 1.6 MB: in L2
   CHECK(p.memory_level == "l2");
-  CHECK(p.tight.time_s == doctest::Approx(std::max(2.5e-6, 268 / 2e9 + p.t_overlapped)));
+  CHECK(p.tight.time_s == ceiling_test::Rel(std::max(2.5e-6, 268 / 2e9 + p.t_overlapped)));
   CHECK(p.tight.time_s > p.t_overlapped);
 }
 
@@ -130,7 +132,7 @@ TEST_CASE("descriptor: fixed_costs load strictly and round-trip") {
   CHECK(text.find("fixed_costs:") != std::string::npos);
   const HardwareDescriptor back = parse_descriptor(text, "mem.yaml");
   REQUIRE(back.fixed_costs.launch_single.measured);
-  CHECK(back.fixed_costs.launch_single.measured->min == doctest::Approx(2.5e-6).epsilon(0.02));
+  CHECK(back.fixed_costs.launch_single.measured->min == ceiling_test::Rel(2.5e-6).epsilon(0.02));
   CHECK(to_yaml(back) == to_yaml(parse_descriptor(to_yaml(back), "again.yaml")));
   CHECK(back.find_field("fixed_costs.launch_back_to_back") == &back.fixed_costs.launch_back_to_back);
   CHECK_THROWS_AS(HardwareDescriptor{}.field("fixed_costs.launch_twice"), std::invalid_argument);
@@ -144,8 +146,8 @@ TEST_CASE("validate carries the tight bound of how each result was timed") {
   const KernelModel k = scale_model(1e8);  // 1.6 GB: DRAM, cold, launched once
   validation::TimeStats t{500e-6, 490e-6, 510e-6, 0.005, 20, 1};
   const auto r = validation::evaluate(hw, k, ComputeUnit::cuda_core, {{"n", 1e8}}, t, 50.0 * (1 << 20), true);
-  CHECK(r.tight_bound_time_s == doctest::Approx(295e-9 + 1.6e9 / 4e12));
-  CHECK(r.tight_efficiency == doctest::Approx(r.tight_bound_time_s / 500e-6));
+  CHECK(r.tight_bound_time_s == ceiling_test::Rel(295e-9 + 1.6e9 / 4e12));
+  CHECK(r.tight_efficiency == ceiling_test::Rel(r.tight_bound_time_s / 500e-6));
   CHECK(r.tight_verdict == "within-bound");
   // A warm in-L2 result timed back-to-back: launch-bound at 2 us; 1.9 us per launch beats it.
   const KernelModel s = scale_model(1e4);
@@ -207,13 +209,13 @@ TEST_CASE("lower convex hull: through the least times, tight at every convex poi
   }
   // The largest size is a vertex: the bound there is the probe's own least time (the fitted line
   // first_byte + X/BW lies 5% under it).
-  CHECK(hull_time(h, 503.3e6, 4.7e12) == doctest::Approx(116.90e-6));
+  CHECK(hull_time(h, 503.3e6, 4.7e12) == ceiling_test::Rel(116.90e-6));
   const EnvelopeFit line = fit_lower_envelope([&] { std::vector<double> v; for (auto& p : pts) v.push_back(p.first); return v; }(),
                                               [&] { std::vector<double> v; for (auto& p : pts) v.push_back(p.second); return v; }());
   CHECK(line.intercept_s + 503.3e6 * line.seconds_per_byte < 0.97 * 116.90e-6);
   for (const auto& [x, t] : pts) CHECK(hull_time(h, x, 4.7e12) >= line.intercept_s + x * line.seconds_per_byte - 1e-15);
   // Between vertices: linear; past the last: the largest bandwidth; before the first: the first edge, never < 0.
-  CHECK(hull_time(h, 1e9, 5e12) == doctest::Approx(116.90e-6 + (1e9 - 503.3e6) / 5e12));
+  CHECK(hull_time(h, 1e9, 5e12) == ceiling_test::Rel(116.90e-6 + (1e9 - 503.3e6) / 5e12));
   CHECK(hull_time(h, 1.0, 5e12) >= 0);
   CHECK(hull_time(h, 20e6, 5e12) < 8.42e-6);
   // Collinear and repeated sizes: the least time at a size, the straight line between ends.
@@ -224,7 +226,7 @@ TEST_CASE("lower convex hull: through the least times, tight at every convex poi
   CHECK_THROWS_AS(lower_convex_hull({{1, 1}, {2, -1}}), std::invalid_argument);
 }
 
-TEST_CASE("tight bound: the ramp hull of the kernel's mix is a term; a descriptor without ramp tables keeps the line") {
+TEST_CASE("tight bound: the ramp hull of the kernel's mix is a term, a descriptor without ramp tables keeps the line") {
   HardwareDescriptor hw = with_fixed_costs();
   auto& dram = hw.memory[MemoryLevelKind::dram];
   dram.patterns["scale"] = Field{Dimension::bytes_per_second, std::nullopt,
@@ -237,35 +239,35 @@ TEST_CASE("tight bound: the ramp hull of the kernel's mix is a term; a descripto
   const MemoryRoof no_table = memory_roof(hw, MemoryLevelKind::dram, k.read_bytes, k.write_bytes);
   const TightBound line = tight_bound(hw, no_table, k.traffic_bytes, 0, false);
   CHECK(line.ramp_s == 0);
-  CHECK(line.time_s == doctest::Approx(3.04e-6 + 503.3e6 / 4.68e12));
+  CHECK(line.time_s == ceiling_test::Rel(3.04e-6 + 503.3e6 / 4.68e12));
 
   dram.ramp["scale"] = ramp_table(scale_points());
   const MemoryRoof roof = memory_roof(hw, MemoryLevelKind::dram, k.read_bytes, k.write_bytes);
   REQUIRE(roof.ramp.size() == 1);
   CHECK(roof.ramp_how.find("scale (10 sizes") != std::string::npos);
   const TightBound b = tight_bound(hw, roof, k.traffic_bytes, 0, false);
-  CHECK(b.ramp_s == doctest::Approx(116.90e-6));
-  CHECK(b.time_s == doctest::Approx(116.90e-6));  // the ramp term is the largest
+  CHECK(b.ramp_s == ceiling_test::Rel(116.90e-6));
+  CHECK(b.time_s == ceiling_test::Rel(116.90e-6));  // the ramp term is the largest
   CHECK(b.time_s > 1.04 * line.time_s);
   // Compute-bound: W/P dominates the ramp.
-  CHECK(tight_bound(hw, roof, k.traffic_bytes, 300e-6, false).time_s == doctest::Approx(3.04e-6 + 300e-6));
+  CHECK(tight_bound(hw, roof, k.traffic_bytes, 300e-6, false).time_s == ceiling_test::Rel(3.04e-6 + 300e-6));
   // A mix between two tables: weighted by read share like the bandwidths.
   dram.ramp["read"] = ramp_table({{25e6, 8e-6}, {500e6, 110e-6}});
   const MemoryRoof mixed = memory_roof(hw, MemoryLevelKind::dram, 3, 1);  // read share 3/4: halfway
   REQUIRE(mixed.ramp.size() == 2);
   const double at = 250e6;
-  CHECK(mixed.ramp_time(at) == doctest::Approx(0.5 * hull_time(lower_convex_hull(scale_points()), at, mixed.bandwidth_max) +
+  CHECK(mixed.ramp_time(at) == ceiling_test::Rel(0.5 * hull_time(lower_convex_hull(scale_points()), at, mixed.bandwidth_max) +
                                                0.5 * hull_time(lower_convex_hull({{25e6, 8e-6}, {500e6, 110e-6}}), at, mixed.bandwidth_max)));
   // Past the largest size: the patterns' sustained maximum (or the hull's last edge where faster),
   // not the envelope's slope, which the mid sizes pull up (4.68 TB/s here against 4.28 sustained).
   const MemoryRoof scale_only = memory_roof(hw, MemoryLevelKind::dram, k.read_bytes, k.write_bytes);
-  CHECK(scale_only.bandwidth_max == doctest::Approx(4.68e12));
-  CHECK(scale_only.bandwidth_sustained == doctest::Approx(4.28e12));
+  CHECK(scale_only.bandwidth_max == ceiling_test::Rel(4.68e12));
+  CHECK(scale_only.bandwidth_sustained == ceiling_test::Rel(4.28e12));
   const double last_edge = (503.3e6 - 360.8e6) / (116.90e-6 - 83.46e-6);  // 4.26 TB/s: slower than sustained
   REQUIRE(last_edge < 4.28e12);
-  CHECK(scale_only.ramp_time(2e9) == doctest::Approx(116.90e-6 + (2e9 - 503.3e6) / 4.28e12));
+  CHECK(scale_only.ramp_time(2e9) == ceiling_test::Rel(116.90e-6 + (2e9 - 503.3e6) / 4.28e12));
   CHECK(scale_only.ramp_time(2e9) > 116.90e-6 + (2e9 - 503.3e6) / scale_only.bandwidth_max);
-  CHECK(tight_bound(hw, scale_only, 2e9, 0, false).time_s == doctest::Approx(116.90e-6 + (2e9 - 503.3e6) / 4.28e12));
+  CHECK(tight_bound(hw, scale_only, 2e9, 0, false).time_s == ceiling_test::Rel(116.90e-6 + (2e9 - 503.3e6) / 4.28e12));
   CHECK(std::any_of(scale_only.provenance.begin(), scale_only.provenance.end(), [](const std::string& l) {
     return l.find("past the largest size at") != std::string::npos;
   }));
@@ -274,7 +276,7 @@ TEST_CASE("tight bound: the ramp hull of the kernel's mix is a term; a descripto
   fast.memory[MemoryLevelKind::dram].ramp.erase("read");
   fast.memory[MemoryLevelKind::dram].ramp["scale"] = ramp_table({{100e6, 30e-6}, {500e6, 110e-6}});  // 5 TB/s edge
   const MemoryRoof f = memory_roof(fast, MemoryLevelKind::dram, k.read_bytes, k.write_bytes);
-  CHECK(f.ramp_time(1e9) == doctest::Approx(110e-6 + 500e6 / 5e12));
+  CHECK(f.ramp_time(1e9) == ceiling_test::Rel(110e-6 + 500e6 / 5e12));
   // The L2's warm ramp is data only, however it was timed: its least times move between runs by
   // more than its hull's slack (SCALE beat single-run hulls by up to 8%, H100 2026-11-27).
   auto& l2 = hw.memory[MemoryLevelKind::l2];
@@ -290,7 +292,7 @@ TEST_CASE("tight bound: the ramp hull of the kernel's mix is a term; a descripto
     CHECK(r.ramp.empty());
     const TightBound t = tight_bound(hw, r, small.traffic_bytes, 0, true);
     CHECK(t.ramp_s == 0);
-    CHECK(t.time_s == doctest::Approx(1.7e-6 + 4e6 / 7.9e12));  // the line, under the table's 2.5 us
+    CHECK(t.time_s == ceiling_test::Rel(1.7e-6 + 4e6 / 7.9e12));  // the line, under the table's 2.5 us
   }
   l2.ramp.clear();
   l2.patterns.clear();
@@ -299,7 +301,7 @@ TEST_CASE("tight bound: the ramp hull of the kernel's mix is a term; a descripto
   PredictOptions what_if;
   what_if.bandwidth_override = 8e12;
   CHECK(predict(hw, k, what_if).tight.ramp_s == 0);
-  CHECK(predict(hw, k).tight.ramp_s == doctest::Approx(116.90e-6));
+  CHECK(predict(hw, k).tight.ramp_s == ceiling_test::Rel(116.90e-6));
 }
 
 TEST_CASE("descriptor: ramp tables load strictly and round-trip") {
@@ -353,7 +355,7 @@ TEST_CASE("descriptor: ramp tables load strictly and round-trip") {
 TEST_CASE("a tight beat names the term that fails: the ramp's least time at that size, or the line between its points") {
   HardwareDescriptor hw = with_fixed_costs();
   const KernelModel k = scale_model(25e6 / 16);  // 25 MB read and written: in the L2
-  REQUIRE(k.read_bytes == doctest::Approx(k.write_bytes));
+  REQUIRE(k.read_bytes == ceiling_test::Rel(k.write_bytes));
   auto& l2 = hw.memory[MemoryLevelKind::l2];
   // The read ramp is far slower: the scale table (the result's 1:1 mix) must be the one compared.
   l2.ramp["read"] = ramp_table({{1e6, 9e-6}, {20e6, 9e-6}, {30e6, 9e-6}});
@@ -362,7 +364,7 @@ TEST_CASE("a tight beat names the term that fails: the ramp's least time at that
   validation::TimeStats w{2.5e-6, 2.49e-6, 2.52e-6, 0.002, 20, 9};
   const auto r = validation::evaluate(hw, k, ComputeUnit::cuda_core, {{"n", 25e6 / 16}}, w, 50.0 * (1 << 20), false);
   REQUIRE(r.memory_level == "l2");
-  CHECK(r.tight_bound_time_s == doctest::Approx(134e-9 + 2.5e-6));
+  CHECK(r.tight_bound_time_s == ceiling_test::Rel(134e-9 + 2.5e-6));
   REQUIRE(r.tight_verdict == "beats-bound");
   INFO(r.tight_reason);
   // The scale ramp at 25 MB, half-way between 4.0 and 5.3 us: 4.65 us, 1.86x this run.
@@ -379,4 +381,75 @@ TEST_CASE("a tight beat names the term that fails: the ramp's least time at that
   l2.ramp["scale"] = ramp_table({{1e6, 1.0e-6}, {20e6, 2.0e-6}});
   CHECK(validation::evaluate(hw, k, ComputeUnit::cuda_core, {{"n", 25e6 / 16}}, w, 50.0 * (1 << 20), false)
             .tight_reason.find("no l2 memory-ramp point brackets 25 MB") != std::string::npos);
+}
+
+TEST_CASE("ramp runs of several processes: the least time at each size, the fields fitted again from it") {
+  HardwareDescriptor hw = with_fixed_costs();
+  auto& l2 = hw.memory[MemoryLevelKind::l2];
+  // This process: an envelope through (1 MB, 2 us) and (20 MB, 4 us); the 30 MB point above it.
+  l2.ramp["scale"] = ramp_table({{1e6, 2.0e-6}, {20e6, 4.0e-6}, {30e6, 5.5e-6}});
+  l2.ramp["scale"].timing = "warm-validate";
+  l2.ramp["read"] = ramp_table({{1e6, 1.5e-6}, {20e6, 3.0e-6}});
+  l2.first_byte["scale"].measured = MeasuredValue{1.8947e-6, 1.8947e-6, 1.8947e-6, 3, 0, "memory-ramp",
+                                                 "2026-11-25T00:00:00Z", 1.98e9, false, "old"};
+  auto& dram = hw.memory[MemoryLevelKind::dram];
+  dram.ramp["scale"] = ramp_table({{100e6, 30e-6}, {500e6, 110e-6}});
+  dram.ramp["scale"].timing = "cold";
+
+  // Another process: faster at 30 MB (11% faster), slower at 1 MB, a size this run lacks,
+  // and no read table; a third process has no L2 tables at all.
+  HardwareDescriptor other = hw;
+  other.memory[MemoryLevelKind::l2].ramp.erase("read");
+  other.memory[MemoryLevelKind::l2].ramp["scale"] =
+      ramp_table({{1e6, 2.1e-6}, {20e6, 4.0e-6}, {25e6, 1e-9}, {30e6, 4.9e-6}});
+  other.memory[MemoryLevelKind::dram].ramp["scale"] = ramp_table({{100e6, 29e-6}, {500e6, 111e-6}});
+  HardwareDescriptor bare;
+  bare.memory[MemoryLevelKind::dram].ramp["scale"] = ramp_table({{100e6, 31e-6}, {500e6 * (1 + 1e-8), 100e-6}});
+
+  CHECK(merge_ramp_runs(hw, {other, bare}) == 2);  // l2 scale and dram scale took points; l2 read had no other run
+  const RampTable& t = hw.memory.at(MemoryLevelKind::l2).ramp.at("scale");
+  REQUIRE(t.points.size() == 3);  // the 25 MB point only the other run has is not added
+  // (Times compared in us: doctest's Approx is absolute below 1.)
+  CHECK(t.points[0].second * 1e6 == ceiling_test::Rel(2.0));  // this run's, the other's 2.1 us is slower
+  CHECK(t.points[1].second * 1e6 == ceiling_test::Rel(4.0));
+  CHECK(t.points[2].second * 1e6 == ceiling_test::Rel(4.9));  // the faster process's
+  CHECK(t.note == "synthetic; least over 2 processes");
+  CHECK(t.timing == "warm-validate");
+  // Before, the envelope passed through (1 MB, 2 us) and (20 MB, 4 us): first byte 1.895 us, 9.5 TB/s,
+  // 5.05 us at 30 MB, above the other process's 4.9. Now through (1 MB, 2 us) and (30 MB, 4.9 us):
+  // 10 TB/s, first byte 1.9 us, and (20 MB, 4 us) 0.1 us above it.
+  const Field& fb = hw.memory.at(MemoryLevelKind::l2).first_byte.at("scale");
+  REQUIRE(fb.measured);
+  CHECK(fb.measured->median * 1e6 == ceiling_test::Rel(1.9));
+  CHECK(fb.measured->min == fb.measured->median);
+  CHECK(fb.measured->repeats == 3);
+  CHECK(fb.measured->date == "2026-11-25T00:00:00Z");  // the field's provenance kept
+  CHECK(fb.measured->note.find("over 3 sizes 1..30 MB in 2 processes (warm: back-to-back launches") != std::string::npos);
+  const Field& bw = hw.memory.at(MemoryLevelKind::l2).patterns.at("scale");
+  REQUIRE(bw.measured);
+  CHECK(bw.measured->median / 1e12 == ceiling_test::Rel(10.0));
+  CHECK(bw.dimension == Dimension::bytes_per_second);
+  CHECK(bw.measured->note.find("slope of the l2 scale ramp envelope") == 0);
+  // Every merged point lies on or above the new line: the least of the runs is what it bounds.
+  for (const auto& [x, s] : t.points) CHECK(s >= fb.measured->median + x / bw.measured->median - 1e-15);
+  // The read table had no other run: untouched, and its fields not written.
+  CHECK(hw.memory.at(MemoryLevelKind::l2).ramp.at("read").note == "synthetic");
+  CHECK(hw.memory.at(MemoryLevelKind::l2).first_byte.count("read") == 0);
+  // DRAM: 29 us from the second run, 100 us from the third (a size within 1e-6 relative matches);
+  // its slope goes to ramp_bandwidth, not to the patterns dram-bandwidth measures.
+  const RampTable& d = hw.memory.at(MemoryLevelKind::dram).ramp.at("scale");
+  CHECK(d.points[0].second * 1e6 == ceiling_test::Rel(29.0));
+  CHECK(d.points[1].second * 1e6 == ceiling_test::Rel(100.0));
+  CHECK(d.note == "synthetic; least over 3 processes");
+  REQUIRE(hw.memory.at(MemoryLevelKind::dram).ramp_bandwidth.count("scale") == 1);
+  CHECK(hw.memory.at(MemoryLevelKind::dram).ramp_bandwidth.at("scale").measured->median / 1e12 ==
+        ceiling_test::Rel(400e6 / 71e-6 / 1e12));
+  CHECK(hw.memory.at(MemoryLevelKind::dram).patterns.count("scale") == 0);
+  CHECK(hw.memory.at(MemoryLevelKind::dram).first_byte.at("scale").measured->note.find("in 3 processes (cold:") !=
+        std::string::npos);
+  // Merging again does not stack the note; no other runs: nothing changes.
+  HardwareDescriptor again = hw;
+  CHECK(merge_ramp_runs(again, {other}) == 0);
+  CHECK(again.memory.at(MemoryLevelKind::l2).ramp.at("scale").note == "synthetic; least over 2 processes");
+  CHECK(merge_ramp_runs(again, {}) == 0);
 }

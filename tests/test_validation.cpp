@@ -3,6 +3,8 @@
 #include <functional>
 #include <doctest/doctest.h>
 
+#include "approx.hpp"
+
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -95,24 +97,24 @@ TEST_CASE("the L2 split sits at half the L2, as in the paper") {
 TEST_CASE("default sweep: L2/32 to 8 x L2, log-spaced, the split on a grid point") {
   const auto full = default_sweep_bytes(kL2, false);
   REQUIRE(full.size() == 33);
-  CHECK(full.front() == doctest::Approx(kL2 / 32));
-  CHECK(full.back() == doctest::Approx(8 * kL2));
-  for (size_t i = 1; i < full.size(); ++i) CHECK(full[i] / full[i - 1] == doctest::Approx(std::exp2(0.25)));
+  CHECK(full.front() == ceiling_test::Rel(kL2 / 32));
+  CHECK(full.back() == ceiling_test::Rel(8 * kL2));
+  for (size_t i = 1; i < full.size(); ++i) CHECK(full[i] / full[i - 1] == ceiling_test::Rel(std::exp2(0.25)));
   int in_l2 = 0;
   for (double b : full) in_l2 += memory_level_for(b, kL2) == "l2";
   CHECK(in_l2 == 17);  // l2/32 .. l2/2 inclusive
   const auto quick = default_sweep_bytes(kL2, true);
   REQUIRE(quick.size() == 9);
-  CHECK(quick[4] == doctest::Approx(kL2 / 2));
+  CHECK(quick[4] == ceiling_test::Rel(kL2 / 2));
 }
 
 TEST_CASE("noise margin shrinks with repeats and vanishes without spread") {
   CHECK(noise_margin(0, 20) == 0);
-  CHECK(noise_margin(0.05, 20) == doctest::Approx(2 * 1.2533 * 0.05 / std::sqrt(20.0)));
+  CHECK(noise_margin(0.05, 20) == ceiling_test::Rel(2 * 1.2533 * 0.05 / std::sqrt(20.0)));
   CHECK(noise_margin(0.05, 80) < noise_margin(0.05, 20));
   // One event tick (0.5 us) on a 4 us single launch is 12.5%; over 16 launches, 0.8%.
-  CHECK(measurement_margin(TimeStats{4e-6, 4e-6, 4e-6, 0, 20, 1}) == doctest::Approx(0.125));
-  CHECK(measurement_margin(TimeStats{4e-6, 4e-6, 4e-6, 0, 20, 16}) == doctest::Approx(0.125 / 16));
+  CHECK(measurement_margin(TimeStats{4e-6, 4e-6, 4e-6, 0, 20, 1}) == ceiling_test::Rel(0.125));
+  CHECK(measurement_margin(TimeStats{4e-6, 4e-6, 4e-6, 0, 20, 16}) == ceiling_test::Rel(0.125 / 16));
 }
 
 TEST_CASE("a beat inside the event resolution is not a beat") {
@@ -160,12 +162,12 @@ TEST_CASE("evaluate: memory-bound SCALE is bounded by Q/BW of the level its work
   const double t_dram = 16 * n / 4.0e12;
   auto r = evaluate(hw, k, ComputeUnit::cuda_core, {{"n", n}}, stats(t_dram / 0.9), kL2, true);
   CHECK(r.memory_level == "dram");
-  CHECK(r.bound_time_s == doctest::Approx(t_dram));
-  CHECK(r.efficiency == doctest::Approx(0.9));
+  CHECK(r.bound_time_s == ceiling_test::Rel(t_dram));
+  CHECK(r.efficiency == ceiling_test::Rel(0.9));
   CHECK(r.verdict == "within-bound");
-  CHECK(r.achieved_bytes_per_s == doctest::Approx(0.9 * 4.0e12));
-  CHECK(r.achieved_flop_per_s == doctest::Approx(n / (t_dram / 0.9)));
-  CHECK(r.intensity == doctest::Approx(1.0 / 16));
+  CHECK(r.achieved_bytes_per_s == ceiling_test::Rel(0.9 * 4.0e12));
+  CHECK(r.achieved_flop_per_s == ceiling_test::Rel(n / (t_dram / 0.9)));
+  CHECK(r.intensity == ceiling_test::Rel(1.0 / 16));
   CHECK(r.bandwidth_source == "spec");
   CHECK(r.dram_pattern.empty());  // no calibrated pattern in a spec-only descriptor
 
@@ -192,20 +194,20 @@ TEST_CASE("evaluate: memory-bound SCALE is bounded by Q/BW of the level its work
   const double t_l2 = 16 * m / 10.0e12;
   r = evaluate(hw, small, ComputeUnit::cuda_core, {{"n", m}}, stats(t_l2 / 0.8), kL2, false);
   CHECK(r.memory_level == "l2");
-  CHECK(r.bound_time_s == doctest::Approx(t_l2));
-  CHECK(r.efficiency == doctest::Approx(0.8));
+  CHECK(r.bound_time_s == ceiling_test::Rel(t_l2));
+  CHECK(r.efficiency == ceiling_test::Rel(0.8));
   CHECK(r.verdict == "within-bound");
 
   // Tensor-core SCALE: W/(P_TC/8) = n/8.375 TFLOP/s is still below Q/BW, the bound stays Tmem.
   const KernelModel ktc = scale_k(n, 1.0 / 8);
   r = evaluate(hw, ktc, ComputeUnit::tensor_core, {{"n", n}}, stats(t_dram / 0.9), kL2, true);
-  CHECK(r.t_compute_s == doctest::Approx(n / (67e12 / 8)));
+  CHECK(r.t_compute_s == ceiling_test::Rel(n / (67e12 / 8)));
   CHECK(r.t_compute_s < r.t_memory_s);
-  CHECK(r.bound_time_s == doctest::Approx(t_dram));
-  CHECK(r.alpha == doctest::Approx((67e12 / 8) / 34e12).epsilon(1e-3));
+  CHECK(r.bound_time_s == ceiling_test::Rel(t_dram));
+  CHECK(r.alpha == ceiling_test::Rel((67e12 / 8) / 34e12).epsilon(1e-3));
   // Eq. 22 with alpha < 1 predicts a slowdown.
   CHECK(r.speedup_bound_eq22 < 1.0);
-  CHECK(r.speedup_bound_eq22 == doctest::Approx(speedup_bound(r.alpha, 34e12 / 4e12, 1.0 / 16)).epsilon(1e-6));
+  CHECK(r.speedup_bound_eq22 == ceiling_test::Rel(speedup_bound(r.alpha, 34e12 / 4e12, 1.0 / 16)).epsilon(1e-6));
 }
 
 TEST_CASE("speedups pair CUDA-core and tensor-core results and hold them against max(1, Eq. 22)") {
@@ -218,12 +220,12 @@ TEST_CASE("speedups pair CUDA-core and tensor-core results and hold them against
   rs.push_back(synthetic_result("tensor_core", 2e8, 700e-6, "dram", 0.97, 0.0));  // TC 14% faster: a beat
   const auto s = speedups(rs);
   REQUIRE(s.size() == 3);
-  CHECK(s[0].measured == doctest::Approx(10.0 / 12.0));
+  CHECK(s[0].measured == ceiling_test::Rel(10.0 / 12.0));
   CHECK(s[0].verdict == "within-bound");
-  CHECK(s[0].upper_bound == doctest::Approx(1.0));  // alpha < 1: full overlap is the top
-  CHECK(s[1].measured == doctest::Approx(1.0));
+  CHECK(s[0].upper_bound == ceiling_test::Rel(1.0));  // alpha < 1: full overlap is the top
+  CHECK(s[1].measured == ceiling_test::Rel(1.0));
   CHECK(s[1].verdict == "within-bound");
-  CHECK(s[2].measured == doctest::Approx(800.0 / 700.0));
+  CHECK(s[2].measured == ceiling_test::Rel(800.0 / 700.0));
   CHECK(s[2].verdict == "beats-bound");
   // The reason names the side: both results within their own bounds here, so it is the CUDA-core
   // result's shortfall; a tensor-core result above its own bound is named as that.
@@ -240,7 +242,7 @@ TEST_CASE("speedups pair CUDA-core and tensor-core results and hold them against
   hi.push_back(synthetic_result("tensor_core", 1e6, 10e-6, "l2", 1.25, 0.0));
   const auto s2 = speedups(hi);
   REQUIRE(s2.size() == 1);
-  CHECK(s2[0].upper_bound == doctest::Approx(1.25));
+  CHECK(s2[0].upper_bound == ceiling_test::Rel(1.25));
   CHECK(s2[0].verdict == "within-bound");
 }
 
@@ -258,7 +260,7 @@ TEST_CASE("speedups pair a tensor-core result only with CUDA-core results that m
   const auto s = speedups(rs);
   REQUIRE(s.size() == 1);  // not plain: pairing it would credit the tensor cores with the fusion
   CHECK(s[0].cuda_core_implementation == "blocked");
-  CHECK(s[0].measured == doctest::Approx(400.0 / 450.0));
+  CHECK(s[0].measured == ceiling_test::Rel(400.0 / 450.0));
   // A CUDA-core result with less traffic than the tensor core's (SpMV CSR against a padded layout) pairs.
   rs[0].traffic_bytes = tc.traffic_bytes / 2;
   CHECK(speedups(rs).size() == 2);
@@ -283,12 +285,12 @@ TEST_CASE("geomeans of T(CC)/T(TC) per side of the L2 split, and the paper's CUD
   const auto g = geomeans(s);
   REQUIRE(g.size() == 2);
   CHECK(g[0].side == "in-l2");
-  CHECK(g[0].cc_over_tc == doctest::Approx(0.25));
-  CHECK(g[0].cc_speedup == doctest::Approx(4.0));
+  CHECK(g[0].cc_over_tc == ceiling_test::Rel(0.25));
+  CHECK(g[0].cc_speedup == ceiling_test::Rel(4.0));
   CHECK(g[0].count == 2);
   CHECK(g[1].side == "out-of-l2");
-  CHECK(g[1].cc_over_tc == doctest::Approx(0.5));
-  CHECK(g[1].cc_speedup == doctest::Approx(2.0));
+  CHECK(g[1].cc_over_tc == ceiling_test::Rel(0.5));
+  CHECK(g[1].cc_speedup == ceiling_test::Rel(2.0));
   CHECK(g[1].count == 2);
 }
 
@@ -303,10 +305,10 @@ TEST_CASE("phi fit recovers the overlap factor of synthetic timings") {
     }
   }
   auto f = fit_overlap(pts);
-  CHECK(f.phi == doctest::Approx(phi).epsilon(1e-9));
-  CHECK(f.phi_raw == doctest::Approx(phi).epsilon(1e-9));
-  CHECK(f.t_other_s == doctest::Approx(t_other).epsilon(1e-6));
-  CHECK(f.r2 == doctest::Approx(1.0));
+  CHECK(f.phi == ceiling_test::Rel(phi).epsilon(1e-9));
+  CHECK(f.phi_raw == ceiling_test::Rel(phi).epsilon(1e-9));
+  CHECK(f.t_other_s == ceiling_test::Rel(t_other).epsilon(1e-6));
+  CHECK(f.r2 == ceiling_test::Rel(1.0));
   CHECK_FALSE(f.clamped);
   CHECK(f.points == 12);
 
@@ -346,8 +348,8 @@ TEST_CASE("results JSON: the FORMATS.md keys, round trip, strict reading") {
   summarize(r);
   REQUIRE(r.speedups.size() == 3);
   REQUIRE(r.geomeans.size() == 1);
-  CHECK(r.geomeans[0].cc_over_tc == doctest::Approx(0.8));
-  CHECK(r.geomeans[0].cc_speedup == doctest::Approx(1.25));
+  CHECK(r.geomeans[0].cc_over_tc == ceiling_test::Rel(0.8));
+  CHECK(r.geomeans[0].cc_speedup == ceiling_test::Rel(1.25));
   REQUIRE(r.overlap_fits.size() == 2);
 
   const auto j = to_json(r);
@@ -428,7 +430,7 @@ TEST_CASE("a compute-bound result run below the calibration clock says so, with 
   note_run_clock(r, hw);
   CHECK(r.verdict_reason.find("SM clock 1.800 GHz in this run, 1.980 GHz in the calibration") != std::string::npos);
   CHECK(r.verdict_reason.find("85.2% at the calibration clock") != std::string::npos);  // 0.775 x 1.98 / 1.80
-  CHECK(r.efficiency == doctest::Approx(0.775));  // the bound and the efficiency stay
+  CHECK(r.efficiency == ceiling_test::Rel(0.775));  // the bound and the efficiency stay
   CHECK(r.verdict == "within-bound");
 
   KernelResult same = synthetic_result("cuda_core", 1e6, 10e-6, "dram");

@@ -103,7 +103,7 @@ TEST_CASE("cuda-core: closed-form checks pass and rates stay under SMs x lanes x
   }
 }
 
-TEST_CASE("mma: every product matches the CPU reference; latency and throughput are plausible") {
+TEST_CASE("mma: every product matches the CPU reference, latency and throughput are plausible") {
   const ProbeOutput& o = output("mma", true);
   REQUIRE_FALSE(o.skipped);
   for (const auto& c : o.details.at("checks")) {
