@@ -86,8 +86,12 @@ std::string ramp_fit_note(const EnvelopeFit& f, const std::vector<double>& x, bo
 
 int merge_ramp_runs(HardwareDescriptor& d, const std::vector<HardwareDescriptor>& others) {
   int changed = 0;
-  for (auto& [level, mem] : d.memory) {
-    for (auto& [pattern, table] : mem.ramp) {
+  for (auto& level_entry : d.memory) {
+    const MemoryLevelKind level = level_entry.first;
+    MemoryLevel& mem = level_entry.second;
+    for (auto& table_entry : mem.ramp) {
+      const std::string& pattern = table_entry.first;
+      RampTable& table = table_entry.second;  // named, not a structured binding: the lambda below captures it
       if (!table.present()) continue;
       int runs = 1;
       bool took = false;
