@@ -2,7 +2,7 @@
 // W = 2 nnz, Q = (nnz + m + n) D + (nnz + m + 1) Iidx (Eq. 10, spmv_csr_model).
 // Rows binned by length (kernels/spmv_plan.hpp plan_csr): one 256-thread block per work item; runs
 // of rows with V <= 16 are stream items (CSR-stream: the rows' entries read as one contiguous range,
-// products in shared memory, a thread per row adds its own); the rest are row items:
+// products in shared memory, the run's V lanes per row add them); the rest are row items:
 // a row item gives each row V = 1..32 lanes (the power of two at or above an eighth of the item's
 // mean row length, raised so its longest row takes at most 4 trips: thread, sub-warp or warp per
 // row), 8 entries' loads in flight per lane, x gathered
@@ -66,15 +66,17 @@ static_assert(kThreads * kUnroll == CsrPlanOptions{}.stream_nnz && kThreads == C
 
 // Stream item: rows [a, b) (at most kThreads rows and kThreads x kUnroll entries): every thread loads
 // kUnroll entries of the contiguous range, consecutive lanes consecutive entries, and leaves the
-// products in shared memory; then thread t adds row a + t's products in order.
-template <bool Streaming>
+// products in shared memory; then V lanes per row add a row's products (lane l every V-th from the
+// row's l-th, then a V-lane shuffle sum), kThreads / V rows per pass. V = 1: thread t adds row a + t.
+template <bool Streaming, int V>
 __device__ __forceinline__ void stream_item(const int* __restrict__ rp, const int* __restrict__ col,
                                             const double* __restrict__ val, const double* __restrict__ x,
-                                            double* __restrict__ y, int a, int b) {
-  __shared__ double prod[kThreads * kUnroll];
+                                            double* __restrict__ y, double* __restrict__ prod, int a, int b) {
+  constexpr int kPer = kThreads / V;
+  const int lane = static_cast<int>(threadIdx.x) % V, slot = static_cast<int>(threadIdx.x) / V;
   const int e0 = rp[a], e1 = rp[b];
-  const int r = a + static_cast<int>(threadIdx.x);
-  const int rb = r < b ? rp[r] : 0, re = r < b ? rp[r + 1] : 0;  // in flight with the entries
+  const int r0 = a + slot;
+  const int rb0 = r0 < b ? rp[r0] : 0, re0 = r0 < b ? rp[r0 + 1] : 0;  // the first pass's rows, in flight with the entries
   int c[kUnroll];
   double v[kUnroll];
 #pragma unroll
@@ -88,10 +90,16 @@ __device__ __forceinline__ void stream_item(const int* __restrict__ rp, const in
   for (int u = 0; u < kUnroll; ++u)
     if (c[u] >= 0) prod[threadIdx.x + u * kThreads] = v[u] * __ldg(&x[c[u]]);
   __syncthreads();
-  if (r < b) {
+  for (int base = a; base < b; base += kPer) {  // the same trips in every thread: the shuffles see all lanes
+    const int r = base + slot;
+    const int rb = base == a ? rb0 : (r < b ? rp[r] : 0), re = base == a ? re0 : (r < b ? rp[r + 1] : 0);
     double s = 0.0;
-    for (int e = rb; e < re; ++e) s += prod[e - e0];
-    y[r] = s;
+    for (int e = rb + lane; e < re; e += V) s += prod[e - e0];
+    if constexpr (V > 1) {
+#pragma unroll
+      for (int off = V / 2; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
+    }
+    if (r < b && lane == 0) y[r] = s;
   }
 }
 
@@ -125,8 +133,14 @@ __global__ void __launch_bounds__(kThreads, 6)
     }
     return;
   }
+  __shared__ double prod[kThreads * kUnroll];  // a stream item's products (one array for every V)
   switch (it.z) {
-    case kStreamItem: stream_item<Streaming>(rp, col, val, x, y, it.x, it.y); break;
+    case -1: stream_item<Streaming, 1>(rp, col, val, x, y, prod, it.x, it.y); break;
+    case -2: stream_item<Streaming, 2>(rp, col, val, x, y, prod, it.x, it.y); break;
+    case -4: stream_item<Streaming, 4>(rp, col, val, x, y, prod, it.x, it.y); break;
+    case -8: stream_item<Streaming, 8>(rp, col, val, x, y, prod, it.x, it.y); break;
+    case -16: stream_item<Streaming, 16>(rp, col, val, x, y, prod, it.x, it.y); break;
+    case -32: stream_item<Streaming, 32>(rp, col, val, x, y, prod, it.x, it.y); break;
     case 1: rows_item<Streaming, 1>(rp, col, val, x, y, it.x, it.y); break;
     case 2: rows_item<Streaming, 2>(rp, col, val, x, y, it.x, it.y); break;
     case 4: rows_item<Streaming, 4>(rp, col, val, x, y, it.x, it.y); break;
@@ -187,8 +201,9 @@ KernelVariant csr_ours() {
   v.implementation = "ours";
   v.unit = ComputeUnit::cuda_core;
   v.precision = Precision::fp64;
-  v.description = "CSR, runs of rows: up to 2048 entries read contiguously and summed per row from shared memory where the "
-                  "run's lanes per row would be <= 16, else 32 lanes per row; block(s) per row above 8 x mean nnz in [256, 1024]";
+  v.description = "CSR, runs of rows: up to 2048 entries read contiguously and summed per row from shared memory by the "
+                  "run's lanes per row where they would be <= 16, else up to 32 lanes per row; block(s) per row above 8 x "
+                  "mean nnz in [256, 1024]";
   v.create = [](const KernelParams& params, const RunContext& ctx) -> std::unique_ptr<KernelInstance> {
     return std::make_unique<CsrOursInstance>(params, ctx);
   };

@@ -29,13 +29,19 @@ namespace ceiling::kernels {
 
 struct CsrWorkItem {
   std::int32_t a = 0, b = 0;  // row item: rows [a, b); long item: nnz [a, b) of row `row`
-  std::int32_t lanes = 0;     // row item: lanes per row (1..32); stream item: kStreamItem; long item: 0
+  std::int32_t lanes = 0;     // row item: lanes per row (1..32); stream item: -V (stream_lanes); long item: 0
   std::int32_t long_index = -1;  // long item: index into CsrPlan::long_rows
 };
 // A stream item (rows [a, b), at most `stream_nnz` entries and `block_threads` rows): the block loads
 // the rows' entries as one contiguous range (consecutive lanes, consecutive entries), keeps the
-// products in shared memory and a thread per row adds its own (CSR-stream, Greathouse & Daga).
-constexpr std::int32_t kStreamItem = -1;
+// products in shared memory and V lanes per row add them (CSR-stream, Greathouse & Daga; V = the
+// run's lanes per row, 1..stream_max_lanes, halved until the rows fit one pass: (b - a) V <=
+// block_threads; stored as lanes = -V). With one thread per row (V = 1 for
+// every run, until 2026-11-27) a row of the FEM matrices (50-70 entries) was a chain of as many
+// dependent shared-memory loads while the block's other warps sat idle.
+constexpr bool is_stream_item(std::int32_t lanes) { return lanes < 0; }
+constexpr int stream_lanes(std::int32_t lanes) { return -lanes; }
+constexpr std::int32_t kStreamItem = -1;  // a stream item summed by one thread per row
 struct LongRow {
   std::int32_t row = 0;
   std::int32_t first_slot = 0;  // partial-sum slots [first_slot, first_slot + pieces)

@@ -186,7 +186,10 @@ TEST_CASE("the CUDA-core plan's stream items: runs with V <= 16, <= 2048 entries
     for (const auto& it : p.items) {
       if (it.long_index >= 0) continue;
       CHECK(it.a < it.b);
-      if (it.lanes == kernels::kStreamItem) {
+      if (kernels::is_stream_item(it.lanes)) {
+        const int v = kernels::stream_lanes(it.lanes);  // the run's lanes per row, which add the products
+        CHECK((v >= 1 && v <= max_lanes && (v & (v - 1)) == 0));
+        CHECK((it.b - it.a) * v <= o.block_threads);  // one pass of V lanes per row
         CHECK(it.b - it.a <= o.block_threads);
         CHECK(a.row_ptr[static_cast<size_t>(it.b)] - a.row_ptr[static_cast<size_t>(it.a)] <= o.stream_nnz);
         for (int r = it.a; r < it.b; ++r) streamed[static_cast<size_t>(r)] = 1;
