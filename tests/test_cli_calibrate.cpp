@@ -93,6 +93,20 @@ TEST_CASE("calibrate rejects an unknown probe name, GPU or not") {
   CHECK((named || no_cuda_build));
 }
 
+TEST_CASE("calibrate --ramp-processes: 1 to 16, refused otherwise before any GPU work, and taught by --help") {
+  for (const char* bad : {"0", "17", "-1", "two"}) {
+    const Run r = calibrate(std::string("--ramp-processes ") + bad + " --out /tmp/ceiling-test-never-written.yaml", true);
+    INFO(bad << ": " << r.out);
+    CHECK(r.rc != 0);
+    CHECK(r.out.find("--ramp-processes") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists("/tmp/ceiling-test-never-written.yaml"));
+  }
+  const Run h = calibrate("--help");
+  CHECK(h.rc == 0);
+  CHECK(h.out.find("--ramp-processes") != std::string::npos);
+  CHECK(h.out.find("least time at each size") != std::string::npos);
+}
+
 TEST_CASE("calibrate without a GPU exits 2 and says why, with one it writes the descriptor and probe details") {
   const std::string dir = "/tmp/ceiling-test-calibrate-" + std::to_string(::getpid());
   const Run r = calibrate("--probes sm-clock --json --out " + dir + "/gpu.yaml", true);
