@@ -10,9 +10,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "cli_run.hpp"
 #include "model/descriptor.hpp"
@@ -139,10 +141,11 @@ TEST_CASE("fleet: the figures of a descriptor, and which way is bad") {
 TEST_CASE("fleet: 1000 synthetic GPUs, every planted fault found, no false one, an unreadable file is reported") {
   // 1000 GPUs (the issue's scale); 250 under the sanitizers (the same checks, 8x slower code).
 #if defined(__SANITIZE_ADDRESS__)
-  const int gpus = 250;
+  int gpus = 250;
 #else
-  const int gpus = 1000;
+  int gpus = 1000;
 #endif
+  if (const char* n = std::getenv("CEILING_FLEET_GPUS"); n && std::atoi(n) >= 100) gpus = std::atoi(n);  // to try other sizes
   // CEILING_FLEET_KEEP=DIR keeps the generated fleet there (scripts/fleet-bench.sh times the command on it).
   const char* keep = std::getenv("CEILING_FLEET_KEEP");
   const fs::path dir = keep && *keep ? fs::path(keep) : ceiling::test::scratch_dir("fleet", "1000");
@@ -188,10 +191,19 @@ TEST_CASE("fleet: 1000 synthetic GPUs, every planted fault found, no false one, 
     CHECK_MESSAGE((dram || clock || tc || l2), id << " " << fig);
   }
   // The text, the CSV and the Markdown name them.
+  // The text lists the outliers by size of deviation, 50 lines by default: the full listing names every
+  // planted GPU; the default one says where the rest are when it stops. (Until 2026-11-27 this asked the
+  // 50-line text for planted[0], whose 7% DRAM deviation sorts after the 10% wgmma ones: true at 1000
+  // GPUs, not at 250 under the sanitizers. The case had never run in CI: its name had a ';'.)
   const std::string summary = fleet_summary(r);
   CHECK(summary.find("fleet: " + std::to_string(gpus + 1) + " descriptor(s), 2 GPU model(s)") == 0);
   CHECK(summary.find("1 unreadable") != std::string::npos);
-  CHECK(summary.find(planted[0].id) != std::string::npos);
+  std::size_t outliers = 0;
+  for (const auto& g : r.groups) outliers += g.outliers.size();
+  if (outliers > 50) CHECK(summary.find("... (--json or fleet.csv list all)") != std::string::npos);
+  const std::string full = fleet_summary(r, outliers);
+  CHECK(full.find("... (--json") == std::string::npos);
+  for (const auto& p : planted) CHECK_MESSAGE(full.find("    " + p.id + " (") != std::string::npos, p.id);
   const std::string csv = fleet_csv(r);
   CHECK(std::count(csv.begin(), csv.end(), '\n') == gpus + 2);
   CHECK(fleet_markdown(r).find("| figure | GPUs | median |") != std::string::npos);
@@ -199,7 +211,27 @@ TEST_CASE("fleet: 1000 synthetic GPUs, every planted fault found, no false one, 
   const fs::path out = ceiling::test::scratch_dir("fleet", "out", false);
   const auto run = ceiling::test::run_ceiling("report --fleet '" + dir.string() + "' --out '" + out.string() + "'", true);
   CHECK(run.rc == 3);
-  CHECK(run.out.find("sm_clock.under_tensor_load") != std::string::npos);
+  CHECK(run.out.find(" outlier(s) (|robust z| > ") != std::string::npos);
+  {
+    std::ifstream in(out / "fleet.csv");
+    const std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(written.find("sm_clock.under_tensor_load") != std::string::npos);
+    // Each planted GPU's row (file,id,uuid,model,node,outliers,...) counts at least one outlier.
+    for (const auto& p : planted) {
+      const auto at = written.find("," + p.id + ",");
+      REQUIRE_MESSAGE(at != std::string::npos, p.id);
+      std::string row = written.substr(written.rfind('\n', at) + 1);
+      row = row.substr(0, row.find('\n'));
+      std::vector<std::string> cells;
+      for (std::size_t b = 0, e; b <= row.size(); b = e + 1) {
+        e = row.find(',', b);
+        if (e == std::string::npos) e = row.size();
+        cells.push_back(row.substr(b, e - b));
+      }
+      REQUIRE(cells.size() > 5);
+      CHECK_MESSAGE(std::atoi(cells[5].c_str()) >= 1, p.id << ": " << row.substr(0, 200));
+    }
+  }
   CHECK(fs::exists(out / "fleet.md"));
   CHECK(fs::exists(out / "fleet.csv"));
   CHECK(fs::exists(out / "fleet.json"));
