@@ -109,8 +109,9 @@ struct PredictOptions {
 // in the L2 make mid sizes cheaper per byte); the hull passes through the least time at each.
 // DRAM only (cold single launches); in L2 the term is 0 (memory_roof.cpp says why).
 // launch = the shortest time of an empty kernel timed the same way (events around one launch, or
-// per launch back-to-back). first_byte = the least intercept of the ramp probe's lower envelopes
-// T(X) >= first_byte + X/BW of that level's patterns, timed as validate times
+// per launch back-to-back). first_byte = the intercept for the kernel's mix (memory_roof: the least
+// of the level's patterns up to read share 1/2, rising to the read pattern's at 1) of the ramp
+// probe's lower envelopes T(X) >= first_byte + X/BW of that level's patterns, timed as validate times
 // that level (cold single launches for DRAM, warm back-to-back for L2): the launch's share that
 // does not overlap, the first bytes' latency, the wave ramp and the write-back left at the end.
 // Without a ramp in the descriptor it is the level's load latency at the measured SM clock.

@@ -71,7 +71,9 @@ struct MemoryRoof {
   // that the mid sizes pull up (written lines still in the L2: 3.43 TB/s for scale on an H100 whose
   // HBM3 is 3.35 TB/s). 0 when the level has no patterns for the mix (bandwidth_max serves).
   double bandwidth_sustained = 0;
-  // The least ramp-envelope intercept of the level's patterns (memory.<level>.first_byte); 0 when absent.
+  // The ramp-envelope intercept for this mix (memory.<level>.first_byte): the least of the level's
+  // patterns up to read share 1/2, rising linearly to the read pattern's at 1 (memory_roof.cpp says
+  // why); 0 when absent.
   double first_byte_s = 0;
   bool has_first_byte = false;
   std::string how;           // "scale (read share 1/2)", "read 1 .. triad 0.667 at 0.9998", ...

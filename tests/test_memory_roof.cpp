@@ -99,7 +99,7 @@ TEST_CASE("memory roof: the ramp's slope raises only the tight roof, first byte 
   CHECK(s.bandwidth == 4.35e12);      // the envelope's slope is above the pattern's median: both roofs take it
   CHECK(s.bandwidth_max == 4.35e12);  // and above the pattern's maximum
   REQUIRE(s.has_first_byte);
-  // The fixed time is the least intercept of the level's patterns, whatever the mix (read 2.6 us).
+  // Read 2.6 us is the least intercept here: read share 1/2 takes it.
   CHECK(s.first_byte_s == 2.6e-6);
   const MemoryRoof rd = memory_roof(hw, MemoryLevelKind::dram, 1, 0);
   CHECK(rd.bandwidth_max == 4.45e12);  // the pattern's maximum is above the slope: it stays
@@ -107,7 +107,11 @@ TEST_CASE("memory roof: the ramp's slope raises only the tight roof, first byte 
   CHECK(rd.first_byte_s == 2.6e-6);
   CHECK(memory_roof(hw, MemoryLevelKind::dram, 3, 1).first_byte_s == 2.6e-6);
   dram.first_byte["write"] = Field{Dimension::seconds, std::nullopt, mv(1.9e-6, 1.9e-6, 1.9e-6, "memory-ramp")};
-  CHECK(memory_roof(hw, MemoryLevelKind::dram, 1, 0).first_byte_s == 1.9e-6);
+  // Up to read share 1/2 the least intercept (write's); above it rising to read's at 1.
+  CHECK(memory_roof(hw, MemoryLevelKind::dram, 1, 1).first_byte_s == 1.9e-6);
+  CHECK(memory_roof(hw, MemoryLevelKind::dram, 0, 1).first_byte_s == 1.9e-6);
+  CHECK(memory_roof(hw, MemoryLevelKind::dram, 1, 0).first_byte_s == ceiling_test::Rel(2.6e-6));
+  CHECK(memory_roof(hw, MemoryLevelKind::dram, 3, 1).first_byte_s == ceiling_test::Rel(1.9e-6 + 0.5 * 0.7e-6));
   dram.first_byte.erase("write");
   CHECK_FALSE(memory_roof(hw, MemoryLevelKind::l2, 1, 1).has_first_byte);  // another level's ramp does not count
   // The tight bound takes both.
@@ -123,6 +127,41 @@ TEST_CASE("memory roof: the ramp's slope raises only the tight roof, first byte 
   CHECK(tight_bound(hw, roof, 1e3, 1e-12, false).time_s == ceiling_test::Rel(2.6e-6 + 1e3 / 4.35e12));
   hw.fixed_costs.launch_single.measured = mv(6e-6, 5e-6, 7e-6, "launch-overhead");
   CHECK(tight_bound(hw, roof, 1e3, 1e-9, false).time_s == 5e-6);  // launch-bound: the measured minimum
+}
+
+TEST_CASE("memory roof: the first byte rises with the read share above one half") {
+  // The shipped H100's L2 intercepts (2026-11-27): write 1.58, scale 1.85, read 2.29 us.
+  HardwareDescriptor hw = streams_gpu();
+  auto& l2 = hw.memory[MemoryLevelKind::l2];
+  l2.first_byte["write"] = Field{Dimension::seconds, std::nullopt, mv(1.58e-6, 1.58e-6, 1.58e-6, "memory-ramp")};
+  l2.first_byte["scale"] = Field{Dimension::seconds, std::nullopt, mv(1.85e-6, 1.85e-6, 1.85e-6, "memory-ramp")};
+  l2.first_byte["read"] = Field{Dimension::seconds, std::nullopt, mv(2.29e-6, 2.29e-6, 2.29e-6, "memory-ramp")};
+  const auto fb = [&](double read, double write) { return memory_roof(hw, MemoryLevelKind::l2, read, write); };
+  // SCALE, the intensity kernels, stencils (1/2) and anything writing more: the least, write's, not scale's.
+  CHECK(fb(1, 1).first_byte_s == 1.58e-6);
+  CHECK(fb(1, 3).first_byte_s == 1.58e-6);
+  CHECK(fb(0, 1).first_byte_s == 1.58e-6);
+  // GEMV 1024^2 (reads A and x, writes y): nearly read's.
+  const double m = 1024, n = 1024;
+  const MemoryRoof g = fb((m * n + n) * 8, m * 8);
+  const double w = (g.read_share - 0.5) / 0.5;
+  CHECK(g.read_share > 0.999);
+  CHECK(g.first_byte_s == ceiling_test::Rel(1.58e-6 + w * (2.29e-6 - 1.58e-6)));
+  CHECK(g.first_byte_s > 2.28e-6);
+  CHECK(fb(1, 0).first_byte_s == ceiling_test::Rel(2.29e-6));
+  CHECK(fb(3, 1).first_byte_s == ceiling_test::Rel(1.58e-6 + 0.5 * 0.71e-6));  // linear between 1/2 and 1
+  // The provenance says which intercepts and the share.
+  const std::string text = g.provenance.back();
+  CHECK(text.find("memory.l2.first_byte") != std::string::npos);
+  CHECK(text.find("write") != std::string::npos);
+  CHECK(text.find("to read's") != std::string::npos);
+  // Without a read pattern: the least, whatever the share.
+  l2.first_byte.erase("read");
+  CHECK(fb(1, 0).first_byte_s == 1.58e-6);
+  // A read pattern below the others (not seen on a board): it is the least, every share takes it.
+  l2.first_byte["read"] = Field{Dimension::seconds, std::nullopt, mv(1.2e-6, 1.2e-6, 1.2e-6, "memory-ramp")};
+  CHECK(fb(1, 0).first_byte_s == 1.2e-6);
+  CHECK(fb(1, 1).first_byte_s == 1.2e-6);
 }
 
 TEST_CASE("predict and validate hold a kernel against the same roof") {
