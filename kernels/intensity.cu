@@ -10,8 +10,8 @@
 // per column), which the CUDA cores skip and the tensor cores multiply in full (tensor_core_fraction k/w).
 // CUDA cores: k < 16 one row per thread (fp64/fp32 k <= 4 and fp16 k <= 8: one k-block per thread, as
 // SCALE one 16-byte vector per thread), the matrices in __constant__; k >= 16 staged kernels (several
-// rows per thread, matrices in shared memory) and, at k >= 32, the immediate kernel (M's entries as
-// instruction immediates), the faster of the two timed once per instance; fp16 accumulates in fp16
+// rows per thread, matrices in shared memory) and the immediate kernel (M's entries as instruction
+// immediates), the faster of the two timed once per instance; fp16 accumulates in fp16
 // (HFMA2). Tensor cores: FP64 mma.m16n8k8 (sm_90; four
 // m8n8k4 elsewhere) and FP16 mma.m16n8k16 with FP16 accumulate (as the HFMA2 side and as the wgmma
 // probe that filled compute.tensor_core.fp16); a warp multiplies four independent 16-row tiles per
@@ -577,7 +577,10 @@ __global__ void __launch_bounds__(kWideThreads, 3) intensity_cuda_core_fp64_spli
 // loaded before this group's FMAs. H100 scratch bench (2026-11-26, GPU-c5460912 and GPU-01bedae4,
 // out of L2, medians of 15, y checked exactly against a CPU replay): k = 256 fp64 92.0%, fp32
 // 90.8%, fp16 90.4% of the calibrated peaks; k = 128 85.6 / 84.6 / 82.6% (near the ridge).
-constexpr int kImmMinK = 32;
+// From k = 16 (r = 2 fp64/fp32 matrices, one fp16): at k = 16 the staged kernels ran 5.45 us (fp32)
+// and 5.57 us (fp16) on 14.7 MB in the L2 of an H200 (GPU-455b4e05, 2026-11-27), slower than the
+// immediates at k = 32 (4.93 / 4.96 us) with twice the FMAs; the tuner keeps the faster.
+constexpr int kImmMinK = 16;
 template <class T> CEILING_HOST_DEVICE constexpr int imm_rows() { return sizeof(T) == 4 ? 4 : 2; }
 
 template <int N, class F>
@@ -853,7 +856,7 @@ class IntensityInstance final : public KernelInstance {
  public:
   // launch_config (hidden parameter; the GPU test checks each): 0 tunes on first use, 1 the
   // staged kernels (constant or shared-memory matrices, k <= 256), 2 the immediate kernel (CUDA
-  // cores, k >= 32; the only one above k = 256), 3 the immediate kernel with one row block per
+  // cores, k >= 16; the only one above k = 256), 3 the immediate kernel with one row block per
   // warp (in the L2 only; tried where it balances the schedulers better, work_units.hpp).
   IntensityInstance(long long n, long long k, ComputeUnit unit, const RunContext& ctx, int launch_config)
       : n_(n), k_(static_cast<int>(k)), unit_(unit), x_(n), y_(n), cc_config_(launch_config) {

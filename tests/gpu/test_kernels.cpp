@@ -227,12 +227,12 @@ TEST_CASE("intensity variants: every k of the sweep (one row per thread below 16
     sizes.insert(sizes.begin() + 1, v.unit == ComputeUnit::tensor_core ? 1608.0 : 1592.0);
     for (double rows64 : sizes)
       for (int k = 1; k <= k_max; k *= 2) {
-        // CUDA cores at k >= 32: the tuned choice (0) and each kernel it picks from, pinned
+        // CUDA cores at k >= 16: the tuned choice (0) and each kernel it picks from, pinned
         // (1 staged up to k = 256, 2 immediates, 3 immediates by single row blocks in the L2).
         const KernelParams at = {{"n", rows64 * 64 * w}, {"k", static_cast<double>(k)}};
         const bool in_l2 = context_for(v, at).in_l2;
         std::vector<int> configs = {0};
-        if (v.unit == ComputeUnit::cuda_core && k >= 32) {
+        if (v.unit == ComputeUnit::cuda_core && k >= 16) {
           configs = k <= 256 ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 2};
           if (in_l2) configs.push_back(3);
           else {  // streaming: no single-row-block launch
@@ -262,17 +262,17 @@ TEST_CASE("intensity variants: every k of the sweep (one row per thread below 16
         }
       }
     // A configuration the instance cannot run is refused, not run as another one.
-    const KernelParams bad = {{"n", 64 * w * 64}, {"k", 16.0}, {"launch_config", v.unit == ComputeUnit::cuda_core ? 2.0 : 1.0}};
+    const KernelParams bad = {{"n", 64 * w * 64}, {"k", 8.0}, {"launch_config", v.unit == ComputeUnit::cuda_core ? 2.0 : 1.0}};
     CHECK_THROWS_AS(v.create(bad, context_for(v, bad)), std::invalid_argument);
     if (v.unit == ComputeUnit::cuda_core) {  // no staged kernel above k = 256
       const KernelParams big = {{"n", 64 * w * 64}, {"k", 512.0}, {"launch_config", 1.0}};
       CHECK_THROWS_AS(v.create(big, context_for(v, big)), std::invalid_argument);
     }
   }
-  // Streaming size: fp64 and fp32 CUDA cores 11 k + 4 x 2 pinned (k = 32 .. 256) + 2 x 1 (512, 1024),
-  // fp16 13 k + 8 + 4; the two in-L2 sizes one more pinned per k >= 32 (fp64/fp32 6, fp16 8);
+  // Streaming size: fp64 and fp32 CUDA cores 11 k + 5 x 2 pinned (k = 16 .. 256) + 2 x 1 (512, 1024),
+  // fp16 13 k + 10 + 4; the two in-L2 sizes one more pinned per k >= 16 (fp64/fp32 7, fp16 9);
   // fp64 tensor cores 11, fp16 13 (three sizes).
-  CHECK(checked == 2 * (21 + 2 * 27) + (25 + 2 * 33) + 3 * (11 + 13));
+  CHECK(checked == 2 * (23 + 2 * 30) + (27 + 2 * 36) + 3 * (11 + 13));
 }
 
 TEST_CASE("GEMV: every launch shape the tuners pick from matches the CPU reference") {
