@@ -326,8 +326,9 @@ MemoryRoof memory_roof(const HardwareDescriptor& hw, MemoryLevelKind level, doub
     // a kernel that stores retires them without one. The read pattern's intercept is the largest on
     // every calibrated board (write / scale / read: H200 GPU-6672a5f8 L2 1.52 / 1.54 / 2.16 us, DRAM
     // 3.09 / 3.16 / 3.99 us; H100 GPU-f7fe233e L2 1.58 / 1.85 / 2.29 us, DRAM 0.86 / 1.26 / 3.98 us;
-    // write and scale swap places on some boards: H200 GPU-455b4e05 DRAM 2.94 / 2.86 / 4.02 us). Up to read share 1/2 the bound takes the least intercept of the level's patterns:
-    // the SCALE kernel (1/2) ran 0.2-0.3 us under its own pattern's ramp at 1-6 MB in the L2 (an
+    // write and scale swap places on some boards: H200 GPU-455b4e05 DRAM 2.94 / 2.86 / 4.02 us).
+    // Up to read share 1/2 the bound takes the least intercept of the level's patterns: the SCALE
+    // kernel (1/2) ran 0.2-0.3 us under its own pattern's ramp at 1-6 MB in the L2 (an
     // H100, 2026-11-23), and 0.2-0.3% under the scale intercept's line in one of six validating
     // processes (2026-11-27), so a pattern's intercept also holds its probe's own overhead. Above
     // 1/2 it rises linearly to the read pattern's intercept at 1: every read-only kernel measured
