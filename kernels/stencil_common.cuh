@@ -458,6 +458,102 @@ __global__ void __launch_bounds__(T)
   }
 }
 
+// --- the streaming variant's 2-D rows kernel (kernels/stencil_plan.hpp, StencilRowsPlan) ---------
+// Thread = column x of the block's section (core + steps R on each side), marching along y over the
+// rows [m0, m1) of its chunk plus steps R warm-up rows on each side. Level s keeps acc[s][k], the
+// partial sum of its output row j - R + k when its input row j (level s - 1) has arrived, and
+// own[s][k], the level s - 1 value of this column in row j - k (a boundary cell copies it: fixed
+// boundary). Input rows are prefetched D rows ahead into registers, the loop unrolled by D so that each
+// prefetch register is written once per D rows and read once (no register move waits on a load).
+__constant__ double c_rowsw[(2 * kRowsMaxRadius + 1) * (2 * kRowsMaxRadius + 1)];
+
+struct RowsTile {
+  int nx, ny, rx, ry, core, chunk;
+};
+
+template <int R, bool Box, int T>
+__global__ void __launch_bounds__(256)
+    stencil_rows_kernel(const double* __restrict__ in, double* __restrict__ out, RowsTile rt, bool stream_store) {
+  constexpr int K = 2 * R + 1;
+  constexpr int D = R == 1 ? 8 : 4;  // rows in flight per thread
+  extern __shared__ double smem[];
+  const int tid = threadIdx.x, W = blockDim.x, stride = W + 2 * R;
+  for (int i = tid; i < (T + 1) * stride; i += W) smem[i] = 0.0;  // the padding columns stay 0
+  __syncthreads();
+  const int x = static_cast<int>(blockIdx.x) * rt.core - T * R + tid;
+  const bool xin = x >= 0 && x < rt.nx;
+  const bool xint = x >= rt.rx && x < rt.nx - rt.rx;
+  const bool xcore = tid >= T * R && tid < W - T * R && x < rt.nx;
+  const int m0 = static_cast<int>(blockIdx.y) * rt.chunk;
+  const int m1 = min(m0 + rt.chunk, rt.ny);
+  const int p_begin = m0 - T * R, p_end = m1 + T * R;
+  const long long nx = rt.nx;
+  double acc[T][K], own[T][R + 1], pre[D];
+#pragma unroll
+  for (int s = 0; s < T; ++s) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) acc[s][k] = 0.0;
+#pragma unroll
+    for (int k = 0; k <= R; ++k) own[s][k] = 0.0;
+  }
+#pragma unroll
+  for (int u = 0; u < D; ++u) {
+    const int row = p_begin + u;
+    pre[u] = xin && row >= 0 && row < rt.ny ? __ldg(in + row * nx + x) : 0.0;
+  }
+  for (int p = p_begin; p < p_end; p += D) {
+#pragma unroll
+    for (int u = 0; u < D; ++u) {
+      const int row = p + u;
+      if (row >= p_end) break;  // uniform: the chunk's last rows (no extra barrier rounds)
+      double cur = pre[u];
+      {
+        const int next = row + D;
+        pre[u] = xin && next >= 0 && next < rt.ny ? __ldg(in + next * nx + x) : 0.0;
+      }
+      double* b0 = smem + (row & 1) * stride + R;
+      b0[tid] = cur;
+      __syncthreads();
+#pragma unroll
+      for (int s = 1; s <= T; ++s) {
+        const double* b = s == 1 ? b0 : smem + s * stride + R;  // level s - 1 (buffer s), row j = row - (s - 1) R
+        double v[K];
+#pragma unroll
+        for (int d = 0; d < K; ++d) v[d] = d == R ? cur : b[tid + d - R];
+#pragma unroll
+        for (int k = R; k > 0; --k) own[s - 1][k] = own[s - 1][k - 1];
+        own[s - 1][0] = cur;
+        // Row j adds to output row j - R + k with dy = R - k.
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          const int dy = R - k;
+          if (Box || dy == 0) {
+#pragma unroll
+            for (int d = 0; d < K; ++d) acc[s - 1][k] = fma(c_rowsw[(dy + R) * K + d], v[d], acc[s - 1][k]);
+          } else {
+            acc[s - 1][k] = fma(c_rowsw[(dy + R) * K + R], v[R], acc[s - 1][k]);
+          }
+        }
+        const int o = row - s * R;  // complete now: acc[s - 1][0]
+        const bool interior = xint && o >= rt.ry && o < rt.ny - rt.ry;
+        const double val = interior ? acc[s - 1][0] : own[s - 1][R];
+#pragma unroll
+        for (int k = 0; k + 1 < K; ++k) acc[s - 1][k] = acc[s - 1][k + 1];
+        acc[s - 1][K - 1] = 0.0;
+        if (s < T) {
+          smem[(s + 1) * stride + R + tid] = val;  // level s lives at buffer s + 1 (0 and 1: level 0)
+          __syncthreads();
+          cur = val;
+        } else if (xcore && o >= m0 && o < m1) {
+          double* dst = out + o * nx + x;
+          if (stream_store) __stcs(dst, val);
+          else *dst = val;
+        }
+      }
+    }
+  }
+}
+
 __global__ void count_nan_kernel(const double* __restrict__ p, long long n, unsigned long long* count) {
   unsigned long long c = 0;
   for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
@@ -537,6 +633,62 @@ const void* streaming_kernel_for(int npts) {
                       : reinterpret_cast<const void*>(stencil_streaming_kernel<0, true, T>);
 }
 
+// The rows kernel for (R, box, steps): f.template run<R, Box, T>() with the compiled instance.
+template <class F>
+void rows_dispatch(int r, bool box, int steps, const F& f) {
+  switch (r * 100 + (box ? 10 : 0) + steps) {
+    case 101: f.template run<1, false, 1>(); return;
+    case 102: f.template run<1, false, 2>(); return;
+    case 103: f.template run<1, false, 3>(); return;
+    case 104: f.template run<1, false, 4>(); return;
+    case 111: f.template run<1, true, 1>(); return;
+    case 112: f.template run<1, true, 2>(); return;
+    case 113: f.template run<1, true, 3>(); return;
+    case 114: f.template run<1, true, 4>(); return;
+    case 201: f.template run<2, false, 1>(); return;
+    case 202: f.template run<2, false, 2>(); return;
+    case 203: f.template run<2, false, 3>(); return;
+    case 204: f.template run<2, false, 4>(); return;
+    case 211: f.template run<2, true, 1>(); return;
+    case 212: f.template run<2, true, 2>(); return;
+    case 213: f.template run<2, true, 3>(); return;
+    case 214: f.template run<2, true, 4>(); return;
+    case 301: f.template run<3, false, 1>(); return;
+    case 302: f.template run<3, false, 2>(); return;
+    case 303: f.template run<3, false, 3>(); return;
+    case 304: f.template run<3, false, 4>(); return;
+    case 311: f.template run<3, true, 1>(); return;
+    case 312: f.template run<3, true, 2>(); return;
+    case 313: f.template run<3, true, 3>(); return;
+    case 314: f.template run<3, true, 4>(); return;
+    default: break;
+  }
+  throw std::logic_error("stencil rows: no kernel for radius " + std::to_string(r) + ", " + std::to_string(steps) + " steps");
+}
+struct RowsLaunch {
+  dim3 grid;
+  int threads;
+  std::size_t smem;
+  cudaStream_t stream;
+  const double* in;
+  double* out;
+  RowsTile tile;
+  bool stream_store;
+  template <int R, bool B, int T>
+  void run() const {
+    stencil_rows_kernel<R, B, T><<<grid, threads, smem, stream>>>(in, out, tile, stream_store);
+  }
+};
+struct RowsOccupancy {
+  int threads;
+  std::size_t smem;
+  int* blocks;
+  template <int R, bool B, int T>
+  void run() const {
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, stencil_rows_kernel<R, B, T>, threads, smem));
+  }
+};
+
 // Blocks of the streaming kernel for this many points that fit one SM at this shared memory.
 inline int streaming_blocks_per_sm(int npts, size_t smem, int threads) {
   const void* k = threads == 2 * kStreamThreads ? streaming_kernel_for<2 * kStreamThreads>(npts)
@@ -556,9 +708,11 @@ class StencilInstance : public KernelInstance {
         steps_(static_cast<int>(params.count("steps") ? params.at("steps") : 1)),
         streaming_(!ctx.in_l2),
         plain_config_(static_cast<int>(params.count("launch_config") ? params.at("launch_config") : 0)) {
-    if (plain_config_ < kPlainAuto || plain_config_ > kPlainColumns || (M != StencilMethod::plain && plain_config_ != kPlainAuto))
+    if (plain_config_ < kPlainAuto || plain_config_ > kPlainColumns ||
+        (M != StencilMethod::plain && M != StencilMethod::streaming && plain_config_ != kPlainAuto))
       throw std::invalid_argument("stencil: no launch_config " + std::to_string(plain_config_) +
-                                  " (plain: 0 chosen by shape and size, 1 one point per thread, 2 columns)");
+                                  " (plain: 0 chosen by shape and size, 1 one point per thread, 2 columns; "
+                                  "streaming: 0 chosen by shape, 1 the ring kernel, 2 the 2-D rows kernel)");
     check_stencil_domain(shape_, dom_);
     const StencilRadii r = stencil_radii(shape_);
     grid_ = Grid{dom_.nx, dom_.ny, dom_.nz, r.x, r.y, r.z};
@@ -574,6 +728,30 @@ class StencilInstance : public KernelInstance {
       offsets_[p] = q.dx + q.dy * dom_.nx + q.dz * dom_.nx * dom_.ny;
     }
     if (M == StencilMethod::streaming) {
+      const std::string refusal = stencil_rows_refusal(shape_, steps_);
+      if (plain_config_ == kStreamRows && !refusal.empty())
+        throw std::invalid_argument("stencil streaming: launch_config 2 (rows): " + refusal);
+      use_rows_ = refusal.empty() && plain_config_ != kStreamRing;
+    }
+    if (M == StencilMethod::streaming && use_rows_) {
+      // The 2-D rows kernel: blocks per SM at 256 and 128 threads from the compiled kernel, then the
+      // width and chunks that fill whole waves (kernels/stencil_plan.hpp, plan_stencil_rows).
+      const StencilRowsPlan shape_plan = plan_stencil_rows(shape_, dom_, steps_, 1, 1);
+      const std::int64_t sms = current_sm_count();
+      std::int64_t resident[2] = {0, 0};
+      for (int i = 0; i < 2; ++i) {
+        const int threads = i == 0 ? 256 : 128;
+        const std::size_t smem = sizeof(double) * static_cast<std::size_t>(steps_ + 1) * (threads + 2 * shape_plan.radius);
+        int blocks = 0;
+        rows_dispatch(shape_plan.radius, shape_plan.box, steps_, RowsOccupancy{threads, smem, &blocks});
+        resident[i] = sms * std::max(1, blocks);
+      }
+      rows_ = plan_stencil_rows(shape_, dom_, steps_, resident[0], resident[1]);
+      rt_ = RowsTile{static_cast<int>(dom_.nx), static_cast<int>(dom_.ny), r.x, r.y, rows_.core, rows_.chunk};
+      if (rows_.blocks_a > 2147483647LL || rows_.chunks > 65535)
+        throw std::invalid_argument("stencil: domain " + dom_.text() + " needs too many streaming blocks");
+      launch_grid_ = dim3(static_cast<unsigned>(rows_.blocks_a), static_cast<unsigned>(rows_.chunks), 1);
+    } else if (M == StencilMethod::streaming) {
       // Two or more blocks per SM when the rings fit 100 KiB; else the opt-in 227 KiB.
       // Planned twice: the section first (for its shared memory), then the chunks for the blocks
       // that this kernel fits per SM at that shared memory (one wave, no tail, where it can).
@@ -740,7 +918,7 @@ class StencilInstance : public KernelInstance {
       if (!plain_dm_) return "one point per thread, 32x8 per block";
       return "8 rows per thread by " + std::to_string(col_range_.size()) + " columns, 128x16 per block";
     }
-    else if constexpr (M == StencilMethod::streaming) return stream_.text();
+    else if constexpr (M == StencilMethod::streaming) return use_rows_ ? rows_.text() : stream_.text();
     else return tile_.text();
   }
 
@@ -764,6 +942,9 @@ class StencilInstance : public KernelInstance {
                                          cudaMemcpyHostToDevice, stream));
     if (!stream_.offsets.empty())
       CUDA_CHECK(cudaMemcpyToSymbolAsync(c_roff, stream_.offsets.data(), stream_.offsets.size() * sizeof(int), 0,
+                                         cudaMemcpyHostToDevice, stream));
+    if (!rows_.weights.empty())
+      CUDA_CHECK(cudaMemcpyToSymbolAsync(c_rowsw, rows_.weights.data(), rows_.weights.size() * sizeof(double), 0,
                                          cudaMemcpyHostToDevice, stream));
     if (!lines_.empty())
       CUDA_CHECK(cudaMemcpyToSymbolAsync(c_line, lines_.data(), lines_.size() * sizeof(int2), 0, cudaMemcpyHostToDevice,
@@ -808,6 +989,11 @@ class StencilInstance : public KernelInstance {
   void blocked(bool s, cudaStream_t st, int npts) { s ? blocked_t<true>(st, npts) : blocked_t<false>(st, npts); }
   template <bool S>
   void marching(cudaStream_t st, int npts) {
+    if (use_rows_) {
+      rows_dispatch(rows_.radius, rows_.box, steps_,
+                    RowsLaunch{launch_grid_, rows_.threads, rows_.smem_bytes, st, in_.data(), out_.data(), rt_, S});
+      return;
+    }
     const size_t sm = stream_.smem_bytes;
     switch (npts) {
       case 5: launch_streaming_n<5, S>(launch_grid_, sm, st, in_.data(), out_.data(), st_, npts, stream_threads_); break;
@@ -854,6 +1040,9 @@ class StencilInstance : public KernelInstance {
   StencilTensorCorePlan tc_;
   StencilStreamPlan stream_;
   StreamTile st_{};
+  StencilRowsPlan rows_;  // the streaming variant's 2-D rows kernel, where use_rows_
+  RowsTile rt_{};
+  bool use_rows_ = false;
   int stream_threads_ = kStreamThreads;  // streaming_threads(): 128 or 256
   dim3 launch_grid_;
   gpu::DeviceBuffer<double> in_, out_, other_, fragments_;
@@ -910,6 +1099,7 @@ class StencilInstance : public KernelInstance {
   std::uint64_t seed_ = 1;
   // Hidden `launch_config` of the plain variant (the GPU test pins each kernel).
   static constexpr int kPlainAuto = 0, kPlainPoint = 1, kPlainColumns = 2;
+  static constexpr int kStreamRing = 1, kStreamRows = 2;  // the streaming variant's (0: rows where they fit)
   int plain_config_ = kPlainAuto;
 };
 

@@ -203,4 +203,71 @@ StencilStreamPlan plan_stencil_streaming(const StencilShape& s, const StencilDom
   return best;
 }
 
+std::string StencilRowsPlan::text() const {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "%d-wide rows (core %d), %s R %d, %d levels, %.1f KiB shared, chunk %d, %.2f loads/point",
+                threads, core, box ? "box" : "star", radius, steps, smem_bytes / 1024.0, chunk, load_ratio);
+  return buf;
+}
+
+std::string stencil_rows_refusal(const StencilShape& s, int steps) {
+  if (s.dims != 2) return "the rows kernel is 2-D only (" + s.name + " is " + std::to_string(s.dims) + "-D)";
+  const StencilRadii r = stencil_radii(s);
+  if (std::max(r.x, r.y) > kRowsMaxRadius)
+    return "the rows kernel takes radius <= " + std::to_string(kRowsMaxRadius) + " (" + s.name + ": " +
+           std::to_string(std::max(r.x, r.y)) + ")";
+  if (steps < 1 || steps > kRowsMaxSteps)
+    return "the rows kernel fuses 1 to " + std::to_string(kRowsMaxSteps) + " steps (asked " + std::to_string(steps) + ")";
+  return "";
+}
+
+StencilRowsPlan plan_stencil_rows(const StencilShape& s, const StencilDomain& d, int steps, std::int64_t resident_256,
+                                  std::int64_t resident_128) {
+  const std::string why = stencil_rows_refusal(s, steps);
+  if (!why.empty()) throw std::invalid_argument("stencil " + s.name + ": " + why);
+  if (resident_256 < 1 || resident_128 < 1) throw std::invalid_argument("stencil rows: resident blocks must be >= 1");
+  if (d.ny > 1000000000LL || d.nx > 1000000000LL)
+    throw std::invalid_argument("stencil rows: domain " + d.text() + " has more than 10^9 cells on an axis (32-bit rows)");
+  const StencilRadii r = stencil_radii(s);
+  StencilRowsPlan best;
+  best.radius = std::max({1, r.x, r.y});
+  best.steps = steps;
+  const int R = best.radius, K = 2 * R + 1;
+  for (const auto& q : s.points) best.box = best.box || (q.dx != 0 && q.dy != 0);
+  best.weights.assign(static_cast<std::size_t>(K) * K, 0.0);
+  for (const auto& q : s.points) best.weights[static_cast<std::size_t>((q.dy + R) * K + q.dx + R)] += q.weight;
+  double best_score = -1;
+  for (const int w : {256, 128}) {
+    const int core = w - 2 * steps * R;
+    if (2 * core < w) continue;
+    const std::int64_t resident = w == 256 ? resident_256 : resident_128;
+    const std::int64_t columns = (d.nx + core - 1) / core;
+    for (std::int64_t want = 1; want <= std::min<std::int64_t>(d.ny, 1024); ++want) {
+      const std::int64_t chunk = (d.ny + want - 1) / want;
+      const std::int64_t chunks = (d.ny + chunk - 1) / chunk;
+      const std::int64_t blocks = columns * chunks;
+      const std::int64_t waves = (blocks + resident - 1) / resident;
+      const double fill = static_cast<double>(blocks) / static_cast<double>(waves * resident);
+      const double useful = static_cast<double>(chunk) / static_cast<double>(chunk + 2 * steps * R) *
+                            static_cast<double>(core) / w;
+      const double score = fill * useful;
+      if (score > best_score + 1e-9) {
+        best_score = score;
+        best.threads = w;
+        best.core = core;
+        best.chunk = static_cast<int>(chunk);
+        best.chunks = chunks;
+        best.blocks_a = columns;
+      }
+    }
+  }
+  if (best.threads == 0)
+    throw std::invalid_argument("stencil " + s.name + ": " + std::to_string(steps) + " fused steps of radius " +
+                                std::to_string(R) + " leave the rows kernel a core of less than half its 256 columns");
+  best.smem_bytes = sizeof(double) * static_cast<std::size_t>(steps + 1) * static_cast<std::size_t>(best.threads + 2 * R);
+  best.load_ratio = static_cast<double>(best.threads) * static_cast<double>(best.chunk + 2 * steps * R) /
+                    (static_cast<double>(best.core) * best.chunk);
+  return best;
+}
+
 }  // namespace ceiling::kernels

@@ -99,4 +99,33 @@ int streaming_threads(int blocks_per_sm_at_128);
 StencilStreamPlan plan_stencil_streaming(const StencilShape& s, const StencilDomain& d, int steps,
                                          std::int64_t resident_blocks, std::size_t smem_limit);
 
+// The streaming variant's 2-D kernel ("rows"): 2-D shapes of radius <= 3 and 1..4 fused steps.
+// One thread per column of a W-wide section (core W - 2 steps R), marching along y over a chunk.
+// Each level keeps the 2R + 1 output rows its newest input row contributes to as partial sums in
+// registers: an arriving row (one value per column, in shared memory) adds each of its taps to every
+// output row whose window holds it, and the oldest partial row is then complete. A cell-step costs
+// 2R shared loads (its own column's value is in a register), the shape's FMAs, one shared store and,
+// per row, one barrier per level; the ring kernel (above) pays a shared load per point, a constant
+// offset per point and per-cell class tests (ncu, H100: 56 warp instructions per cell-step, 2d5pt).
+// R is the shape's largest radius; a star (every point on an axis) skips the off-axis taps, any
+// other shape runs the dense (2R+1)^2 box with zero weights where it has no point.
+constexpr int kRowsMaxRadius = 3, kRowsMaxSteps = 4;
+struct StencilRowsPlan {
+  int radius = 0;  // R compiled: max(rx, ry), at least 1
+  bool box = false;
+  int threads = 0, core = 0, steps = 1, chunk = 0;
+  std::int64_t blocks_a = 0, chunks = 0;
+  std::size_t smem_bytes = 0;  // level 0 twice, levels 1..steps-1 once: (steps + 1) (W + 2R) doubles
+  double load_ratio = 0;       // cells loaded per output: W (chunk + 2 steps R) / (core chunk)
+  std::vector<double> weights;  // [(dy + R)(2R + 1) + dx + R], 0 where the shape has no point
+  std::string text() const;     // "256-wide rows (core 250), star R 1, 3 levels, chunk 311, 1.04 loads/point"
+};
+// Why the rows kernel cannot run this shape and steps ("" when it can).
+std::string stencil_rows_refusal(const StencilShape& s, int steps);
+// Width 256 or 128 and the chunks whose blocks fill whole waves best (resident blocks per width:
+// SMs x blocks per SM at that width), each chunk's warm-up (2 steps R rows) counted as lost, and the
+// halo columns (2 steps R of W) too. Throws std::invalid_argument with stencil_rows_refusal's reason.
+StencilRowsPlan plan_stencil_rows(const StencilShape& s, const StencilDomain& d, int steps,
+                                  std::int64_t resident_256, std::int64_t resident_128);
+
 }  // namespace ceiling::kernels

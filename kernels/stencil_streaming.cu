@@ -4,7 +4,9 @@
 // planes in shared memory (kernels/stencil_plan.hpp, StencilStreamPlan). The grid is read and
 // written once for t steps (the kind's Q); the redundant work is the section's halo, not a halo on
 // every axis as in `blocked`. 128 threads per block, or 256 where fewer than 4 blocks fit an SM
-// (stencil_plan.hpp streaming_threads: the 3-D rings and 2d49pt).
+// (stencil_plan.hpp streaming_threads: the 3-D rings and 2d49pt). 2-D shapes of radius <= 3 at
+// 1..4 steps run the rows kernel instead (stencil_plan.hpp StencilRowsPlan: partial output rows in
+// registers, 2R shared loads per cell-step); the hidden launch_config pins either (1 ring, 2 rows).
 #include <memory>
 
 #include "stencil_common.cuh"
@@ -18,11 +20,11 @@ KernelVariant streaming_variant() {
   v.implementation = "streaming";
   v.unit = ComputeUnit::cuda_core;
   v.precision = Precision::fp64;
-  v.description = "2.5-D: march along the last axis, t steps pipelined through shared-memory rings, DFMA";
+  v.description = "2.5-D: march along the last axis, t steps pipelined (2-D: partial rows in registers; 3-D: shared-memory rings), DFMA";
   v.create = [](const KernelParams& params, const RunContext& ctx) -> std::unique_ptr<KernelInstance> {
     return std::make_unique<StencilInstance<StencilMethod::streaming>>(params, ctx);
   };
-  v.sass = {{"stencil_streaming_kernel", "DFMA", "DMMA"}};
+  v.sass = {{"stencil_streaming_kernel", "DFMA", "DMMA"}, {"stencil_rows_kernel", "DFMA", "DMMA"}};
   return v;
 }
 

@@ -223,3 +223,85 @@ TEST_CASE("streaming threads per block: 128 where 4 or more blocks fit an SM, el
     CHECK(p.cells() <= kStreamMaxCells);
   }
 }
+
+TEST_CASE("rows plan: 2-D radius <= 3 and 1 to 4 steps only, star or box, the shape's weights on the dense grid") {
+  const StencilShape& s5 = *find_builtin_stencil_shape("2d5pt");
+  const StencilShape& s9 = *find_builtin_stencil_shape("2d9pt");
+  const StencilShape& s13 = *find_builtin_stencil_shape("2d13pt");
+  const StencilShape& s49 = *find_builtin_stencil_shape("2d49pt");
+  const StencilShape& s3d = *find_builtin_stencil_shape("3d7pt");
+  CHECK(stencil_rows_refusal(s5, 3).empty());
+  CHECK(stencil_rows_refusal(s49, 4).empty());
+  CHECK(stencil_rows_refusal(s3d, 1).find("2-D only") != std::string::npos);
+  CHECK(stencil_rows_refusal(s5, 5).find("1 to 4 steps") != std::string::npos);
+  CHECK(stencil_rows_refusal(s5, 0).find("1 to 4 steps") != std::string::npos);
+  StencilShape wide = s5;
+  wide.points.push_back({4, 0, 0, 0.5});
+  CHECK(stencil_rows_refusal(wide, 1).find("radius <= 3") != std::string::npos);
+  CHECK_THROWS_AS(plan_stencil_rows(wide, parse_stencil_domain("100x100"), 1, 100, 100), std::invalid_argument);
+  CHECK_THROWS_AS(plan_stencil_rows(s3d, parse_stencil_domain("10x10x10"), 1, 100, 100), std::invalid_argument);
+
+  const StencilDomain d = parse_stencil_domain("1000x700");
+  struct Want {
+    const StencilShape* s;
+    int radius;
+    bool box;
+  };
+  for (const Want& w : {Want{&s5, 1, false}, Want{&s9, 1, true}, Want{&s13, 3, false}, Want{&s49, 3, true}}) {
+    INFO(w.s->name);
+    const StencilRowsPlan p = plan_stencil_rows(*w.s, d, 1, 528, 1056);
+    CHECK(p.radius == w.radius);
+    CHECK(p.box == w.box);
+    const int K = 2 * p.radius + 1;
+    REQUIRE(p.weights.size() == static_cast<size_t>(K * K));
+    double sum_plan = 0, sum_shape = 0;
+    for (double x : p.weights) sum_plan += x;
+    for (const auto& q : w.s->points) {
+      sum_shape += q.weight;
+      CHECK(p.weights[static_cast<size_t>((q.dy + p.radius) * K + q.dx + p.radius)] == q.weight);
+    }
+    CHECK(sum_plan == ceiling_test::Rel(sum_shape).epsilon(1e-14));  // zeros elsewhere
+    int nonzero = 0;
+    for (double x : p.weights) nonzero += x != 0.0;
+    CHECK(nonzero == w.s->size());
+  }
+  // A shape of radius 2 on one axis only runs the R = 2 kernel; a single point R = 1.
+  StencilShape two{"two", 2, {{0, 0, 0, 1.0}, {2, 0, 0, 0.5}, {0, -1, 0, 0.25}}};
+  CHECK(plan_stencil_rows(two, d, 2, 528, 1056).radius == 2);
+  CHECK_FALSE(plan_stencil_rows(two, d, 2, 528, 1056).box);
+  StencilShape one{"one", 2, {{0, 0, 0, 1.0}}};
+  CHECK(plan_stencil_rows(one, d, 2, 528, 1056).radius == 1);
+}
+
+TEST_CASE("rows plan: halo of steps x R per side, chunks that cover the rows, whole waves where they can") {
+  const StencilShape& s5 = *find_builtin_stencil_shape("2d5pt");
+  const StencilShape& s49 = *find_builtin_stencil_shape("2d49pt");
+  for (const char* dom : {"10240x10240", "9000x9000", "960x960", "67x45", "3001x2999", "100000x3"}) {
+    const StencilDomain d = parse_stencil_domain(dom);
+    for (int steps = 1; steps <= 4; ++steps)
+      for (const StencilShape* s : {&s5, &s49}) {
+        INFO(dom << " " << s->name << " t=" << steps);
+        const StencilRowsPlan p = plan_stencil_rows(*s, d, steps, 132 * 4, 132 * 8);
+        CHECK((p.threads == 256 || p.threads == 128));
+        CHECK(p.core == p.threads - 2 * steps * p.radius);
+        CHECK(2 * p.core >= p.threads);
+        CHECK(p.blocks_a * p.core >= d.nx);
+        CHECK((p.blocks_a - 1) * p.core < d.nx);
+        CHECK(p.chunks * p.chunk >= d.ny);
+        CHECK((p.chunks - 1) * p.chunk < d.ny);
+        CHECK(p.smem_bytes == 8u * static_cast<size_t>(steps + 1) * static_cast<size_t>(p.threads + 2 * p.radius));
+        CHECK(p.load_ratio == ceiling_test::Rel(static_cast<double>(p.threads) * (p.chunk + 2 * steps * p.radius) /
+                                                (static_cast<double>(p.core) * p.chunk)).epsilon(1e-12));
+        CHECK(p.text().find(std::to_string(p.threads) + "-wide rows") == 0);
+      }
+  }
+  // 10240^2, 2d5pt, 3 steps, 528 resident blocks of 256: 41 columns of 250 (128 threads: 84 columns
+  // of 122, more halo); the chunks fill the waves to within 5%.
+  const StencilRowsPlan big = plan_stencil_rows(s5, parse_stencil_domain("10240x10240"), 3, 528, 1056);
+  CHECK(big.threads == 256);
+  CHECK(big.blocks_a == 41);
+  const std::int64_t blocks = big.blocks_a * big.chunks;
+  const std::int64_t waves = (blocks + 527) / 528;
+  CHECK(static_cast<double>(blocks) / static_cast<double>(waves * 528) > 0.95);
+  CHECK(big.load_ratio < 1.1);
+}

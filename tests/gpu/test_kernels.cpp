@@ -179,18 +179,20 @@ TEST_CASE("stencil variants: every built-in shape, 1 to 4 fused steps, odd 2-D a
           CHECK(r.error <= 1e-12);
         }
         // The plain variant's two kernels pinned (launch_config 1: a point per thread, 2: columns,
-        // which only 2-D radius-1 shapes and full boxes have); the choice above is by shape and size.
+        // which only 2-D radius-1 shapes and full boxes have), and the streaming variant's (1: the
+        // ring kernel, 2: the rows kernel, 2-D only); the choice above is by shape and size.
         if (d.nx > 1000) continue;
-        const bool columns = shape.name != "2d13pt" && shape.name != "3d7pt";
         for (const auto& v : registry()) {
-          if (v.kind != "stencil" || v.implementation != "plain") continue;
+          if (v.kind != "stencil" || (v.implementation != "plain" && v.implementation != "streaming")) continue;
+          const bool second = v.implementation == "plain" ? shape.name != "2d13pt" && shape.name != "3d7pt"
+                                                          : shape.dims == 2;
           for (int config : {1, 2}) {
             KernelParams q = p;
             q["launch_config"] = config;
             RunContext ctx;
             ctx.l2_bytes = 50e6;
             ctx.in_l2 = steps % 2 == 0;
-            if (config == 2 && !columns) {
+            if (config == 2 && !second) {
               CHECK_THROWS_AS(v.create(q, ctx), std::invalid_argument);
               continue;
             }
@@ -200,7 +202,7 @@ TEST_CASE("stencil variants: every built-in shape, 1 to 4 fused steps, odd 2-D a
             for (int i = 0; i < 2; ++i) inst->launch(nullptr);
             CUDA_CHECK(cudaDeviceSynchronize());
             const Verification r = inst->verify();
-            INFO("plain launch_config " << config << " " << shape.name << " " << d.text() << " t=" << steps << ": " << r.message);
+            INFO(v.implementation << " launch_config " << config << " " << shape.name << " " << d.text() << " t=" << steps << ": " << r.message);
             CHECK(r.ok);
             CHECK(r.unwritten == 0);
             CHECK(r.error <= 1e-12);
