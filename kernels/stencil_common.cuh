@@ -459,12 +459,19 @@ __global__ void __launch_bounds__(T)
 }
 
 // --- the streaming variant's 2-D rows kernel (kernels/stencil_plan.hpp, StencilRowsPlan) ---------
-// Thread = column x of the block's section (core + steps R on each side), marching along y over the
-// rows [m0, m1) of its chunk plus steps R warm-up rows on each side. Level s keeps acc[s][k], the
-// partial sum of its output row j - R + k when its input row j (level s - 1) has arrived, and
-// own[s][k], the level s - 1 value of this column in row j - k (a boundary cell copies it: fixed
-// boundary). Input rows are prefetched D rows ahead into registers, the loop unrolled by D so that each
-// prefetch register is written once per D rows and read once (no register move waits on a load).
+// Thread = C adjacent columns of the block's section (C W cells: the core and steps R on each side),
+// marching along y over the rows [m0, m1) of its chunk plus steps R warm-up rows on each side. Level
+// s keeps acc[s][c][k], the partial sum of its output row j - R + k when its input row j (level s - 1)
+// has arrived, and own[s][c][k], the level s - 1 value of column c in row j - k (a boundary cell
+// copies it: fixed boundary). A level's row sits in shared memory with PAD zero cells on each side;
+// a thread reads only its 2R outer neighbours there (its own C values are in registers). Input rows
+// are prefetched D rows ahead, the loop unrolled by D so that each prefetch register is written once
+// per D rows and read once (no register move waits on a load); for R = 1, D = 6 is also a multiple of
+// the K = 3 partial rows and the 2 own values, so their rotation is register renaming.
+// C, columns per thread, is 1: two (R = 1) halve the barrier, address and loop work per cell (one
+// column issues 30.7 warp instructions per cell-step, 2d5pt t = 3, ncu, H200) but took 118 registers
+// (2 blocks of 256 per SM): 2d5pt t = 3 10240^2 596 us against 507 us with one (H200, 2026-11-27).
+// Capping R = 1 at 64 registers (4 blocks per SM) gained 2-4% out of the L2 and lost 13-16% in it.
 __constant__ double c_rowsw[(2 * kRowsMaxRadius + 1) * (2 * kRowsMaxRadius + 1)];
 
 struct RowsTile {
@@ -475,77 +482,207 @@ template <int R, bool Box, int T>
 __global__ void __launch_bounds__(256)
     stencil_rows_kernel(const double* __restrict__ in, double* __restrict__ out, RowsTile rt, bool stream_store) {
   constexpr int K = 2 * R + 1;
-  constexpr int D = R == 1 ? 8 : 4;  // rows in flight per thread
+  constexpr int C = 1;  // = rows_columns_per_thread(R) (stencil_plan.hpp)
+  constexpr int PAD = (R + C - 1) / C * C;
+  constexpr int D = R == 1 ? 6 : 4;  // even: the level-0 buffer alternates with u
   extern __shared__ double smem[];
-  const int tid = threadIdx.x, W = blockDim.x, stride = W + 2 * R;
-  for (int i = tid; i < (T + 1) * stride; i += W) smem[i] = 0.0;  // the padding columns stay 0
+  const int tid = threadIdx.x, W = static_cast<int>(blockDim.x) * C, stride = W + 2 * PAD;
+  for (int i = tid; i < (T + 1) * stride; i += blockDim.x) smem[i] = 0.0;  // the padding cells stay 0
   __syncthreads();
-  const int x = static_cast<int>(blockIdx.x) * rt.core - T * R + tid;
-  const bool xin = x >= 0 && x < rt.nx;
-  const bool xint = x >= rt.rx && x < rt.nx - rt.rx;
-  const bool xcore = tid >= T * R && tid < W - T * R && x < rt.nx;
+  const int x0 = static_cast<int>(blockIdx.x) * rt.core - T * R + C * tid;
+  bool xin[C], xint[C], xcore[C];
+#pragma unroll
+  for (int c = 0; c < C; ++c) {
+    const int x = x0 + c, cell = C * tid + c;
+    xin[c] = x >= 0 && x < rt.nx;
+    xint[c] = x >= rt.rx && x < rt.nx - rt.rx;
+    xcore[c] = cell >= T * R && cell < W - T * R && x < rt.nx;
+  }
   const int m0 = static_cast<int>(blockIdx.y) * rt.chunk;
   const int m1 = min(m0 + rt.chunk, rt.ny);
   const int p_begin = m0 - T * R, p_end = m1 + T * R;
   const long long nx = rt.nx;
-  double acc[T][K], own[T][R + 1], pre[D];
+  double acc[T][C][K], own[T][C][R + 1], pre[D][C];
 #pragma unroll
-  for (int s = 0; s < T; ++s) {
+  for (int s = 0; s < T; ++s)
 #pragma unroll
-    for (int k = 0; k < K; ++k) acc[s][k] = 0.0;
+    for (int c = 0; c < C; ++c) {
 #pragma unroll
-    for (int k = 0; k <= R; ++k) own[s][k] = 0.0;
-  }
+      for (int k = 0; k < K; ++k) acc[s][c][k] = 0.0;
+#pragma unroll
+      for (int k = 0; k <= R; ++k) own[s][c][k] = 0.0;
+    }
 #pragma unroll
   for (int u = 0; u < D; ++u) {
     const int row = p_begin + u;
-    pre[u] = xin && row >= 0 && row < rt.ny ? __ldg(in + row * nx + x) : 0.0;
+    const bool rin = row >= 0 && row < rt.ny;
+#pragma unroll
+    for (int c = 0; c < C; ++c) pre[u][c] = xin[c] && rin ? __ldg(in + row * nx + x0 + c) : 0.0;
   }
   for (int p = p_begin; p < p_end; p += D) {
 #pragma unroll
     for (int u = 0; u < D; ++u) {
       const int row = p + u;
       if (row >= p_end) break;  // uniform: the chunk's last rows (no extra barrier rounds)
-      double cur = pre[u];
+      double cur[C];
+#pragma unroll
+      for (int c = 0; c < C; ++c) cur[c] = pre[u][c];
       {
         const int next = row + D;
-        pre[u] = xin && next >= 0 && next < rt.ny ? __ldg(in + next * nx + x) : 0.0;
+        const bool rin = next >= 0 && next < rt.ny;
+#pragma unroll
+        for (int c = 0; c < C; ++c) pre[u][c] = xin[c] && rin ? __ldg(in + next * nx + x0 + c) : 0.0;
       }
-      double* b0 = smem + (row & 1) * stride + R;
-      b0[tid] = cur;
+      double* b0 = smem + (u & 1) * stride + PAD;
+      if constexpr (C == 2) *reinterpret_cast<double2*>(b0 + C * tid) = make_double2(cur[0], cur[1]);
+      else b0[tid] = cur[0];
       __syncthreads();
 #pragma unroll
       for (int s = 1; s <= T; ++s) {
-        const double* b = s == 1 ? b0 : smem + s * stride + R;  // level s - 1 (buffer s), row j = row - (s - 1) R
-        double v[K];
+        const double* b = s == 1 ? b0 : smem + s * stride + PAD;  // level s - 1 (buffer s), row j = row - (s - 1) R
+        double nb[C + 2 * R];  // nb[e + R]: the level s - 1 value at column x0 + e
 #pragma unroll
-        for (int d = 0; d < K; ++d) v[d] = d == R ? cur : b[tid + d - R];
+        for (int e = -R; e < C + R; ++e) nb[e + R] = e >= 0 && e < C ? cur[e >= 0 && e < C ? e : 0] : b[C * tid + e];
+        const int o = row - s * R;  // complete now: acc[s - 1][c][0]
+        const bool oin = o >= rt.ry && o < rt.ny - rt.ry;
+        double val[C];
 #pragma unroll
-        for (int k = R; k > 0; --k) own[s - 1][k] = own[s - 1][k - 1];
-        own[s - 1][0] = cur;
-        // Row j adds to output row j - R + k with dy = R - k.
+        for (int c = 0; c < C; ++c) {
 #pragma unroll
-        for (int k = 0; k < K; ++k) {
-          const int dy = R - k;
-          if (Box || dy == 0) {
+          for (int k = R; k > 0; --k) own[s - 1][c][k] = own[s - 1][c][k - 1];
+          own[s - 1][c][0] = cur[c];
+          // Row j adds to output row j - R + k with dy = R - k; tap d (dx = d - R) reads nb[c + d].
 #pragma unroll
-            for (int d = 0; d < K; ++d) acc[s - 1][k] = fma(c_rowsw[(dy + R) * K + d], v[d], acc[s - 1][k]);
-          } else {
-            acc[s - 1][k] = fma(c_rowsw[(dy + R) * K + R], v[R], acc[s - 1][k]);
+          for (int k = 0; k < K; ++k) {
+            const int dy = R - k;
+            if (Box || dy == 0) {
+#pragma unroll
+              for (int d = 0; d < K; ++d) acc[s - 1][c][k] = fma(c_rowsw[(dy + R) * K + d], nb[c + d], acc[s - 1][c][k]);
+            } else {
+              acc[s - 1][c][k] = fma(c_rowsw[(dy + R) * K + R], nb[c + R], acc[s - 1][c][k]);
+            }
+          }
+          val[c] = xint[c] && oin ? acc[s - 1][c][0] : own[s - 1][c][R];
+#pragma unroll
+          for (int k = 0; k + 1 < K; ++k) acc[s - 1][c][k] = acc[s - 1][c][k + 1];
+          acc[s - 1][c][K - 1] = 0.0;
+        }
+        if (s < T) {
+          double* dst = smem + (s + 1) * stride + PAD;  // level s lives at buffer s + 1 (0 and 1: level 0)
+          if constexpr (C == 2) *reinterpret_cast<double2*>(dst + C * tid) = make_double2(val[0], val[1]);
+          else dst[tid] = val[0];
+          __syncthreads();
+#pragma unroll
+          for (int c = 0; c < C; ++c) cur[c] = val[c];
+        } else if (o >= m0 && o < m1) {
+#pragma unroll
+          for (int c = 0; c < C; ++c) {
+            if (!xcore[c]) continue;
+            double* dst = out + o * nx + x0 + c;
+            if (stream_store) __stcs(dst, val[c]);
+            else *dst = val[c];
           }
         }
-        const int o = row - s * R;  // complete now: acc[s - 1][0]
-        const bool interior = xint && o >= rt.ry && o < rt.ny - rt.ry;
-        const double val = interior ? acc[s - 1][0] : own[s - 1][R];
+      }
+    }
+  }
+}
+
+// --- the streaming variant's 3-D planes kernel (kernels/stencil_plan.hpp, StencilPlanesPlan) -------
+// The rows kernel one dimension up (radius 1): thread (tx, ty) owns column (x, y) of a 32 x 32
+// section, marches along z; level s keeps acc[s][k] (output plane j - 1 + k, input plane j of level
+// s - 1 just arrived) and own[s][k] (the level s - 1 value of its column in plane j - k, copied at the
+// fixed boundary). One 34 x 34 plane per level in shared memory (level 0 twice), zero outside.
+struct PlanesTile {
+  int nx, ny, nz, rx, ry, rz, core, chunk;
+};
+
+template <bool Box, int T>
+__global__ void __launch_bounds__(kPlanesSide * kPlanesSide, 1)
+    stencil_planes_kernel(const double* __restrict__ in, double* __restrict__ out, PlanesTile pt, bool stream_store) {
+  constexpr int S = kPlanesSide, P = S + 2, PLANE = P * P;
+  constexpr int D = 4;  // planes in flight per thread
+  extern __shared__ double smem[];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  for (int i = ty * S + tx; i < (T + 1) * PLANE; i += S * S) smem[i] = 0.0;
+  __syncthreads();
+  const int x = static_cast<int>(blockIdx.x) * pt.core - T + tx;
+  const int y = static_cast<int>(blockIdx.y) * pt.core - T + ty;
+  const bool xin = x >= 0 && x < pt.nx && y >= 0 && y < pt.ny;
+  const bool xint = x >= pt.rx && x < pt.nx - pt.rx && y >= pt.ry && y < pt.ny - pt.ry;
+  const bool xcore = tx >= T && tx < S - T && ty >= T && ty < S - T && x < pt.nx && y < pt.ny;
+  const int m0 = static_cast<int>(blockIdx.z) * pt.chunk;
+  const int m1 = min(m0 + pt.chunk, pt.nz);
+  const int p_begin = m0 - T, p_end = m1 + T;
+  const long long plane = static_cast<long long>(pt.nx) * pt.ny;
+  const long long col = xin ? static_cast<long long>(y) * pt.nx + x : 0;
+  const int me = (ty + 1) * P + tx + 1;
+  double acc[T][3], own[T][2], pre[D];
 #pragma unroll
-        for (int k = 0; k + 1 < K; ++k) acc[s - 1][k] = acc[s - 1][k + 1];
-        acc[s - 1][K - 1] = 0.0;
+  for (int s = 0; s < T; ++s) {
+    acc[s][0] = acc[s][1] = acc[s][2] = 0.0;
+    own[s][0] = own[s][1] = 0.0;
+  }
+#pragma unroll
+  for (int u = 0; u < D; ++u) {
+    const int z = p_begin + u;
+    pre[u] = xin && z >= 0 && z < pt.nz ? __ldg(in + z * plane + col) : 0.0;
+  }
+  for (int p = p_begin; p < p_end; p += D) {
+#pragma unroll
+    for (int u = 0; u < D; ++u) {
+      const int z = p + u;
+      if (z >= p_end) break;  // uniform
+      double cur = pre[u];
+      {
+        const int next = z + D;
+        pre[u] = xin && next >= 0 && next < pt.nz ? __ldg(in + next * plane + col) : 0.0;
+      }
+      double* b0 = smem + (u & 1) * PLANE;
+      b0[me] = cur;
+      __syncthreads();
+#pragma unroll
+      for (int s = 1; s <= T; ++s) {
+        const double* b = s == 1 ? b0 : smem + s * PLANE;  // level s - 1 (buffer s), plane j = z - (s - 1)
+        double nb[9];  // nb[(dy + 1) 3 + dx + 1]: level s - 1 in plane j around this column
+#pragma unroll
+        for (int dy = -1; dy <= 1; ++dy)
+#pragma unroll
+          for (int dx = -1; dx <= 1; ++dx) {
+            const int i = (dy + 1) * 3 + dx + 1;
+            if (dx == 0 && dy == 0) nb[i] = cur;
+            else if (Box || dx == 0 || dy == 0) nb[i] = b[me + dy * P + dx];
+            else nb[i] = 0.0;
+          }
+        own[s - 1][1] = own[s - 1][0];
+        own[s - 1][0] = cur;
+        // Plane j adds to output plane j - 1 + k with dz = 1 - k.
+#pragma unroll
+        for (int k = 0; k < 3; ++k) {
+          const int dz = 1 - k;
+          if (Box) {
+#pragma unroll
+            for (int i = 0; i < 9; ++i) acc[s - 1][k] = fma(c_rowsw[(dz + 1) * 9 + i], nb[i], acc[s - 1][k]);
+          } else if (dz == 0) {
+#pragma unroll
+            for (int i = 1; i < 9; i += 2) acc[s - 1][k] = fma(c_rowsw[9 + i], nb[i], acc[s - 1][k]);
+            acc[s - 1][k] = fma(c_rowsw[13], nb[4], acc[s - 1][k]);
+          } else {
+            acc[s - 1][k] = fma(c_rowsw[(dz + 1) * 9 + 4], nb[4], acc[s - 1][k]);
+          }
+        }
+        const int o = z - s;  // complete now: acc[s - 1][0]
+        const bool interior = xint && o >= pt.rz && o < pt.nz - pt.rz;
+        const double val = interior ? acc[s - 1][0] : own[s - 1][1];
+        acc[s - 1][0] = acc[s - 1][1];
+        acc[s - 1][1] = acc[s - 1][2];
+        acc[s - 1][2] = 0.0;
         if (s < T) {
-          smem[(s + 1) * stride + R + tid] = val;  // level s lives at buffer s + 1 (0 and 1: level 0)
+          smem[(s + 1) * PLANE + me] = val;  // level s lives at buffer s + 1 (0 and 1: level 0)
           __syncthreads();
           cur = val;
         } else if (xcore && o >= m0 && o < m1) {
-          double* dst = out + o * nx + x;
+          double* dst = out + o * plane + col;
           if (stream_store) __stcs(dst, val);
           else *dst = val;
         }
@@ -689,6 +826,41 @@ struct RowsOccupancy {
   }
 };
 
+template <class F>
+void planes_dispatch(bool box, int steps, const F& f) {
+  switch ((box ? 10 : 0) + steps) {
+    case 1: f.template run<false, 1>(); return;
+    case 2: f.template run<false, 2>(); return;
+    case 3: f.template run<false, 3>(); return;
+    case 11: f.template run<true, 1>(); return;
+    case 12: f.template run<true, 2>(); return;
+    case 13: f.template run<true, 3>(); return;
+    default: break;
+  }
+  throw std::logic_error("stencil planes: no kernel for " + std::to_string(steps) + " steps");
+}
+struct PlanesLaunch {
+  dim3 grid;
+  std::size_t smem;
+  cudaStream_t stream;
+  const double* in;
+  double* out;
+  PlanesTile tile;
+  bool stream_store;
+  template <bool B, int T>
+  void run() const {
+    stencil_planes_kernel<B, T><<<grid, dim3(kPlanesSide, kPlanesSide), smem, stream>>>(in, out, tile, stream_store);
+  }
+};
+struct PlanesOccupancy {
+  std::size_t smem;
+  int* blocks;
+  template <bool B, int T>
+  void run() const {
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, stencil_planes_kernel<B, T>, kPlanesSide * kPlanesSide, smem));
+  }
+};
+
 // Blocks of the streaming kernel for this many points that fit one SM at this shared memory.
 inline int streaming_blocks_per_sm(int npts, size_t smem, int threads) {
   const void* k = threads == 2 * kStreamThreads ? streaming_kernel_for<2 * kStreamThreads>(npts)
@@ -712,7 +884,7 @@ class StencilInstance : public KernelInstance {
         (M != StencilMethod::plain && M != StencilMethod::streaming && plain_config_ != kPlainAuto))
       throw std::invalid_argument("stencil: no launch_config " + std::to_string(plain_config_) +
                                   " (plain: 0 chosen by shape and size, 1 one point per thread, 2 columns; "
-                                  "streaming: 0 chosen by shape, 1 the ring kernel, 2 the 2-D rows kernel)");
+                                  "streaming: 0 chosen by shape, 1 the ring kernel, 2 the rows (2-D) or planes (3-D) kernel)");
     check_stencil_domain(shape_, dom_);
     const StencilRadii r = stencil_radii(shape_);
     grid_ = Grid{dom_.nx, dom_.ny, dom_.nz, r.x, r.y, r.z};
@@ -728,10 +900,23 @@ class StencilInstance : public KernelInstance {
       offsets_[p] = q.dx + q.dy * dom_.nx + q.dz * dom_.nx * dom_.ny;
     }
     if (M == StencilMethod::streaming) {
-      const std::string refusal = stencil_rows_refusal(shape_, steps_);
+      const std::string refusal = stencil_register_refusal(shape_, steps_);
       if (plain_config_ == kStreamRows && !refusal.empty())
-        throw std::invalid_argument("stencil streaming: launch_config 2 (rows): " + refusal);
-      use_rows_ = refusal.empty() && plain_config_ != kStreamRing;
+        throw std::invalid_argument("stencil streaming: launch_config 2 (rows or planes): " + refusal);
+      use_rows_ = refusal.empty() && plain_config_ != kStreamRing && shape_.dims == 2;
+      use_planes_ = refusal.empty() && plain_config_ != kStreamRing && shape_.dims == 3;
+    }
+    if (M == StencilMethod::streaming && use_planes_) {
+      const StencilPlanesPlan shape_plan = plan_stencil_planes(shape_, dom_, steps_, 1);
+      int blocks = 0;
+      planes_dispatch(shape_plan.box, steps_, PlanesOccupancy{shape_plan.smem_bytes, &blocks});
+      planes_ = plan_stencil_planes(shape_, dom_, steps_, current_sm_count() * std::max(1, blocks));
+      pt_ = PlanesTile{static_cast<int>(dom_.nx), static_cast<int>(dom_.ny), static_cast<int>(dom_.nz), r.x, r.y, r.z,
+                       planes_.core, planes_.chunk};
+      if (planes_.blocks_y > 65535 || planes_.chunks > 65535 || planes_.blocks_x > 2147483647LL)
+        throw std::invalid_argument("stencil: domain " + dom_.text() + " needs too many streaming blocks");
+      launch_grid_ = dim3(static_cast<unsigned>(planes_.blocks_x), static_cast<unsigned>(planes_.blocks_y),
+                          static_cast<unsigned>(planes_.chunks));
     }
     if (M == StencilMethod::streaming && use_rows_) {
       // The 2-D rows kernel: blocks per SM at 256 and 128 threads from the compiled kernel, then the
@@ -741,7 +926,7 @@ class StencilInstance : public KernelInstance {
       std::int64_t resident[2] = {0, 0};
       for (int i = 0; i < 2; ++i) {
         const int threads = i == 0 ? 256 : 128;
-        const std::size_t smem = sizeof(double) * static_cast<std::size_t>(steps_ + 1) * (threads + 2 * shape_plan.radius);
+        const std::size_t smem = rows_smem_bytes(shape_plan.radius, steps_, threads);
         int blocks = 0;
         rows_dispatch(shape_plan.radius, shape_plan.box, steps_, RowsOccupancy{threads, smem, &blocks});
         resident[i] = sms * std::max(1, blocks);
@@ -751,7 +936,7 @@ class StencilInstance : public KernelInstance {
       if (rows_.blocks_a > 2147483647LL || rows_.chunks > 65535)
         throw std::invalid_argument("stencil: domain " + dom_.text() + " needs too many streaming blocks");
       launch_grid_ = dim3(static_cast<unsigned>(rows_.blocks_a), static_cast<unsigned>(rows_.chunks), 1);
-    } else if (M == StencilMethod::streaming) {
+    } else if (M == StencilMethod::streaming && !use_planes_) {
       // Two or more blocks per SM when the rings fit 100 KiB; else the opt-in 227 KiB.
       // Planned twice: the section first (for its shared memory), then the chunks for the blocks
       // that this kernel fits per SM at that shared memory (one wave, no tail, where it can).
@@ -778,6 +963,8 @@ class StencilInstance : public KernelInstance {
                        static_cast<int>(dom_.dims == 3 ? dom_.nz : dom_.ny), dom_.dims == 3 ? dom_.nx * dom_.ny : dom_.nx};
       launch_grid_ = dim3(static_cast<unsigned>(stream_.blocks_a), static_cast<unsigned>(stream_.blocks_b),
                           static_cast<unsigned>(stream_.chunks));
+    } else if (M == StencilMethod::streaming) {
+      // the planes kernel, planned above
     } else if (M != StencilMethod::plain) {
       // Two blocks per SM when a tile fits 100 KiB; else one block with the opt-in 227 KiB (deep 3-D
       // fusion on tensor cores: the padded tile of 3d7pt at t = 3 needs 144 KiB).
@@ -918,7 +1105,7 @@ class StencilInstance : public KernelInstance {
       if (!plain_dm_) return "one point per thread, 32x8 per block";
       return "8 rows per thread by " + std::to_string(col_range_.size()) + " columns, 128x16 per block";
     }
-    else if constexpr (M == StencilMethod::streaming) return use_rows_ ? rows_.text() : stream_.text();
+    else if constexpr (M == StencilMethod::streaming) return use_rows_ ? rows_.text() : use_planes_ ? planes_.text() : stream_.text();
     else return tile_.text();
   }
 
@@ -942,6 +1129,9 @@ class StencilInstance : public KernelInstance {
                                          cudaMemcpyHostToDevice, stream));
     if (!stream_.offsets.empty())
       CUDA_CHECK(cudaMemcpyToSymbolAsync(c_roff, stream_.offsets.data(), stream_.offsets.size() * sizeof(int), 0,
+                                         cudaMemcpyHostToDevice, stream));
+    if (!planes_.weights.empty())
+      CUDA_CHECK(cudaMemcpyToSymbolAsync(c_rowsw, planes_.weights.data(), planes_.weights.size() * sizeof(double), 0,
                                          cudaMemcpyHostToDevice, stream));
     if (!rows_.weights.empty())
       CUDA_CHECK(cudaMemcpyToSymbolAsync(c_rowsw, rows_.weights.data(), rows_.weights.size() * sizeof(double), 0,
@@ -989,6 +1179,10 @@ class StencilInstance : public KernelInstance {
   void blocked(bool s, cudaStream_t st, int npts) { s ? blocked_t<true>(st, npts) : blocked_t<false>(st, npts); }
   template <bool S>
   void marching(cudaStream_t st, int npts) {
+    if (use_planes_) {
+      planes_dispatch(planes_.box, steps_, PlanesLaunch{launch_grid_, planes_.smem_bytes, st, in_.data(), out_.data(), pt_, S});
+      return;
+    }
     if (use_rows_) {
       rows_dispatch(rows_.radius, rows_.box, steps_,
                     RowsLaunch{launch_grid_, rows_.threads, rows_.smem_bytes, st, in_.data(), out_.data(), rt_, S});
@@ -1043,6 +1237,9 @@ class StencilInstance : public KernelInstance {
   StencilRowsPlan rows_;  // the streaming variant's 2-D rows kernel, where use_rows_
   RowsTile rt_{};
   bool use_rows_ = false;
+  StencilPlanesPlan planes_;  // the streaming variant's 3-D planes kernel, where use_planes_
+  PlanesTile pt_{};
+  bool use_planes_ = false;
   int stream_threads_ = kStreamThreads;  // streaming_threads(): 128 or 256
   dim3 launch_grid_;
   gpu::DeviceBuffer<double> in_, out_, other_, fragments_;
@@ -1099,7 +1296,7 @@ class StencilInstance : public KernelInstance {
   std::uint64_t seed_ = 1;
   // Hidden `launch_config` of the plain variant (the GPU test pins each kernel).
   static constexpr int kPlainAuto = 0, kPlainPoint = 1, kPlainColumns = 2;
-  static constexpr int kStreamRing = 1, kStreamRows = 2;  // the streaming variant's (0: rows where they fit)
+  static constexpr int kStreamRing = 1, kStreamRows = 2;  // the streaming variant's (0: rows or planes where they fit)
   int plain_config_ = kPlainAuto;
 };
 

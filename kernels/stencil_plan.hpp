@@ -110,22 +110,55 @@ StencilStreamPlan plan_stencil_streaming(const StencilShape& s, const StencilDom
 // R is the shape's largest radius; a star (every point on an axis) skips the off-axis taps, any
 // other shape runs the dense (2R+1)^2 box with zero weights where it has no point.
 constexpr int kRowsMaxRadius = 3, kRowsMaxSteps = 4;
+// Columns per thread (the kernel's C; 1: two measured slower, kernels/stencil_common.cuh) and the
+// zero cells on each side of a level's row in shared memory (R rounded up to C: C cells stay aligned).
+constexpr int rows_columns_per_thread(int /*radius*/) { return 1; }
+constexpr int rows_pad(int radius) {
+  return (radius + rows_columns_per_thread(radius) - 1) / rows_columns_per_thread(radius) * rows_columns_per_thread(radius);
+}
+// Level 0 twice, levels 1..steps-1 once: (steps + 1) (C threads + 2 pad) doubles.
+constexpr std::size_t rows_smem_bytes(int radius, int steps, int threads) {
+  return sizeof(double) * static_cast<std::size_t>(steps + 1) *
+         static_cast<std::size_t>(rows_columns_per_thread(radius) * threads + 2 * rows_pad(radius));
+}
 struct StencilRowsPlan {
   int radius = 0;  // R compiled: max(rx, ry), at least 1
   bool box = false;
-  int threads = 0, core = 0, steps = 1, chunk = 0;
+  int threads = 0, columns = 1;  // threads per block, columns per thread: a section of W = threads x columns
+  int core = 0, steps = 1, chunk = 0;  // core = W - 2 steps R
   std::int64_t blocks_a = 0, chunks = 0;
-  std::size_t smem_bytes = 0;  // level 0 twice, levels 1..steps-1 once: (steps + 1) (W + 2R) doubles
+  std::size_t smem_bytes = 0;  // rows_smem_bytes
   double load_ratio = 0;       // cells loaded per output: W (chunk + 2 steps R) / (core chunk)
   std::vector<double> weights;  // [(dy + R)(2R + 1) + dx + R], 0 where the shape has no point
-  std::string text() const;     // "256-wide rows (core 250), star R 1, 3 levels, chunk 311, 1.04 loads/point"
+  std::string text() const;  // "512-wide rows (core 506, 2 per thread), star R 1, 3 levels, 12.1 KiB shared, chunk 311, ..."
 };
 // Why the rows kernel cannot run this shape and steps ("" when it can).
 std::string stencil_rows_refusal(const StencilShape& s, int steps);
-// Width 256 or 128 and the chunks whose blocks fill whole waves best (resident blocks per width:
+// 256 or 128 threads and the chunks whose blocks fill whole waves best (resident blocks per width:
 // SMs x blocks per SM at that width), each chunk's warm-up (2 steps R rows) counted as lost, and the
-// halo columns (2 steps R of W) too. Throws std::invalid_argument with stencil_rows_refusal's reason.
+// halo columns (2 steps R of W) too, and a wave count w weighed w / (w + 0.1) (one wave's tail). Throws std::invalid_argument with stencil_rows_refusal's reason.
 StencilRowsPlan plan_stencil_rows(const StencilShape& s, const StencilDomain& d, int steps,
                                   std::int64_t resident_256, std::int64_t resident_128);
+
+// The streaming variant's 3-D kernel ("planes"): 3-D shapes of radius 1 and 1..3 fused steps. The
+// rows kernel one dimension up: a 32 x 32 thread block, one (x, y) column per thread (core 32 - 2
+// steps a side), marching along z; each level keeps its 3 partial output planes in registers and one
+// plane of 34 x 34 cells in shared memory; a star (every point on an axis) reads 4 in-plane
+// neighbours per cell-step, any other shape the 8 of the dense 3 x 3 x 3 box.
+constexpr int kPlanesSide = 32, kPlanesMaxSteps = 3;
+struct StencilPlanesPlan {
+  bool box = false;
+  int steps = 1, core = 0, chunk = 0;  // core: outputs per block on x and on y (32 - 2 steps)
+  std::int64_t blocks_x = 0, blocks_y = 0, chunks = 0;
+  std::size_t smem_bytes = 0;  // (steps + 1) planes of 34 x 34 doubles
+  double load_ratio = 0;       // 32^2 (chunk + 2 steps) / (core^2 chunk)
+  std::vector<double> weights;  // [(dz + 1) 9 + (dy + 1) 3 + dx + 1], 0 where the shape has no point
+  std::string text() const;     // "32x32 planes (core 26x26), star, 3 levels, 36.1 KiB shared, chunk 147, 1.58 loads/point"
+};
+std::string stencil_planes_refusal(const StencilShape& s, int steps);  // "" when the planes kernel can run
+// The register kernel for the shape's dimensions: rows (2-D) or planes (3-D); "" when it can run.
+std::string stencil_register_refusal(const StencilShape& s, int steps);
+// The z chunks whose blocks fill whole waves of `resident` blocks best (as plan_stencil_rows).
+StencilPlanesPlan plan_stencil_planes(const StencilShape& s, const StencilDomain& d, int steps, std::int64_t resident);
 
 }  // namespace ceiling::kernels

@@ -276,32 +276,80 @@ TEST_CASE("rows plan: 2-D radius <= 3 and 1 to 4 steps only, star or box, the sh
 TEST_CASE("rows plan: halo of steps x R per side, chunks that cover the rows, whole waves where they can") {
   const StencilShape& s5 = *find_builtin_stencil_shape("2d5pt");
   const StencilShape& s49 = *find_builtin_stencil_shape("2d49pt");
-  for (const char* dom : {"10240x10240", "9000x9000", "960x960", "67x45", "3001x2999", "100000x3"}) {
+  for (const std::string dom : {"10240x10240", "9000x9000", "960x960", "67x45", "3001x2999", "100000x3"}) {
     const StencilDomain d = parse_stencil_domain(dom);
     for (int steps = 1; steps <= 4; ++steps)
       for (const StencilShape* s : {&s5, &s49}) {
         INFO(dom << " " << s->name << " t=" << steps);
         const StencilRowsPlan p = plan_stencil_rows(*s, d, steps, 132 * 4, 132 * 8);
         CHECK((p.threads == 256 || p.threads == 128));
-        CHECK(p.core == p.threads - 2 * steps * p.radius);
-        CHECK(2 * p.core >= p.threads);
+        CHECK(p.columns == 1);  // two per thread measured slower (kernels/stencil_common.cuh)
+        const int w = p.threads * p.columns;
+        CHECK(p.core == w - 2 * steps * p.radius);
+        CHECK(2 * p.core >= w);
         CHECK(p.blocks_a * p.core >= d.nx);
         CHECK((p.blocks_a - 1) * p.core < d.nx);
         CHECK(p.chunks * p.chunk >= d.ny);
         CHECK((p.chunks - 1) * p.chunk < d.ny);
-        CHECK(p.smem_bytes == 8u * static_cast<size_t>(steps + 1) * static_cast<size_t>(p.threads + 2 * p.radius));
-        CHECK(p.load_ratio == ceiling_test::Rel(static_cast<double>(p.threads) * (p.chunk + 2 * steps * p.radius) /
+        const size_t pad = static_cast<size_t>(p.radius);  // zero cells on each side of a level's row
+        CHECK(p.smem_bytes == 8u * static_cast<size_t>(steps + 1) * (static_cast<size_t>(w) + 2 * pad));
+        CHECK(p.load_ratio == ceiling_test::Rel(static_cast<double>(w) * (p.chunk + 2 * steps * p.radius) /
                                                 (static_cast<double>(p.core) * p.chunk)).epsilon(1e-12));
-        CHECK(p.text().find(std::to_string(p.threads) + "-wide rows") == 0);
+        CHECK(p.text().find(std::to_string(w) + "-wide rows") == 0);
       }
   }
-  // 10240^2, 2d5pt, 3 steps, 528 resident blocks of 256: 41 columns of 250 (128 threads: 84 columns
-  // of 122, more halo); the chunks fill the waves to within 5%.
+  // 10240^2, 2d5pt, 3 steps, 528 resident blocks of 256 threads: 41 sections of 256 cells (core 250;
+  // 128 threads: 84 of 122, more halo); the chunks fill the waves to within 5%, in more than one wave.
   const StencilRowsPlan big = plan_stencil_rows(s5, parse_stencil_domain("10240x10240"), 3, 528, 1056);
   CHECK(big.threads == 256);
   CHECK(big.blocks_a == 41);
   const std::int64_t blocks = big.blocks_a * big.chunks;
   const std::int64_t waves = (blocks + 527) / 528;
   CHECK(static_cast<double>(blocks) / static_cast<double>(waves * 528) > 0.95);
+  CHECK(waves >= 2);
   CHECK(big.load_ratio < 1.1);
+  // 2d13pt 10240^2 at 792 resident blocks: 41 x 19 chunks would fit one wave (779 blocks); the tail
+  // weight takes more waves of shorter chunks (measured faster, kernels/stencil_plan.cpp).
+  const StencilRowsPlan star = plan_stencil_rows(*find_builtin_stencil_shape("2d13pt"), parse_stencil_domain("10240x10240"), 1, 792, 1584);
+  CHECK(star.blocks_a * star.chunks > 792);
+}
+
+TEST_CASE("planes plan: 3-D radius 1 and 1 to 3 steps, star or box, 32 x 32 sections, chunks that cover z") {
+  const StencilShape& s7 = *find_builtin_stencil_shape("3d7pt");
+  const StencilShape& s27 = *find_builtin_stencil_shape("3d27pt");
+  CHECK(stencil_planes_refusal(s7, 3).empty());
+  CHECK(stencil_planes_refusal(s27, 1).empty());
+  CHECK(stencil_planes_refusal(s7, 4).find("1 to 3 steps") != std::string::npos);
+  CHECK(stencil_planes_refusal(*find_builtin_stencil_shape("2d5pt"), 1).find("3-D only") != std::string::npos);
+  StencilShape wide = s7;
+  wide.points.push_back({0, 0, 2, 0.5});
+  CHECK(stencil_planes_refusal(wide, 1).find("radius 1") != std::string::npos);
+  CHECK_THROWS_AS(plan_stencil_planes(wide, parse_stencil_domain("64x64x64"), 1, 132), std::invalid_argument);
+  // stencil_register_refusal: rows for 2-D, planes for 3-D.
+  CHECK(stencil_register_refusal(*find_builtin_stencil_shape("2d49pt"), 4).empty());
+  CHECK_FALSE(stencil_register_refusal(s7, 4).empty());
+  CHECK(stencil_register_refusal(s7, 3).empty());
+
+  for (const std::string dom : {"1024x1024x1024", "512x512x512", "234x312x2560", "97x97x97", "37x29x23", "70x9x41"})
+    for (int steps = 1; steps <= 3; ++steps)
+      for (const StencilShape* s : {&s7, &s27}) {
+        INFO(dom << " " << s->name << " t=" << steps);
+        const StencilDomain d = parse_stencil_domain(dom);
+        const StencilPlanesPlan p = plan_stencil_planes(*s, d, steps, 132);
+        CHECK(p.box == (s == &s27));
+        CHECK(p.core == 32 - 2 * steps);
+        CHECK(p.blocks_x * p.core >= d.nx);
+        CHECK((p.blocks_x - 1) * p.core < d.nx);
+        CHECK(p.blocks_y * p.core >= d.ny);
+        CHECK((p.blocks_y - 1) * p.core < d.ny);
+        CHECK(p.chunks * p.chunk >= d.nz);
+        CHECK((p.chunks - 1) * p.chunk < d.nz);
+        CHECK(p.smem_bytes == 8u * static_cast<size_t>(steps + 1) * 34 * 34);
+        CHECK(p.load_ratio == ceiling_test::Rel(1024.0 * (p.chunk + 2 * steps) / (static_cast<double>(p.core) * p.core * p.chunk)).epsilon(1e-12));
+        REQUIRE(p.weights.size() == 27u);
+        int nonzero = 0;
+        for (double w : p.weights) nonzero += w != 0.0;
+        CHECK(nonzero == s->size());
+        for (const auto& q : s->points) CHECK(p.weights[static_cast<size_t>((q.dz + 1) * 9 + (q.dy + 1) * 3 + q.dx + 1)] == q.weight);
+      }
 }

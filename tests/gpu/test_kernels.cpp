@@ -18,6 +18,7 @@
 #include "kernels/runner.hpp"
 #include "model/roofline.hpp"
 #include "model/sparse_matrix.hpp"
+#include "kernels/stencil_plan.hpp"
 #include "model/stencil_shape.hpp"
 
 using namespace ceiling;
@@ -180,12 +181,13 @@ TEST_CASE("stencil variants: every built-in shape, 1 to 4 fused steps, odd 2-D a
         }
         // The plain variant's two kernels pinned (launch_config 1: a point per thread, 2: columns,
         // which only 2-D radius-1 shapes and full boxes have), and the streaming variant's (1: the
-        // ring kernel, 2: the rows kernel, 2-D only); the choice above is by shape and size.
+        // ring kernel, 2: the rows kernel (2-D) or the planes kernel (3-D radius 1, up to 3 steps)); the
+        // choice above is by shape and size.
         if (d.nx > 1000) continue;
         for (const auto& v : registry()) {
           if (v.kind != "stencil" || (v.implementation != "plain" && v.implementation != "streaming")) continue;
           const bool second = v.implementation == "plain" ? shape.name != "2d13pt" && shape.name != "3d7pt"
-                                                          : shape.dims == 2;
+                                                          : stencil_register_refusal(shape, steps).empty();
           for (int config : {1, 2}) {
             KernelParams q = p;
             q["launch_config"] = config;
