@@ -880,10 +880,11 @@ class StencilInstance : public KernelInstance {
         steps_(static_cast<int>(params.count("steps") ? params.at("steps") : 1)),
         streaming_(!ctx.in_l2),
         plain_config_(static_cast<int>(params.count("launch_config") ? params.at("launch_config") : 0)) {
-    if (plain_config_ < kPlainAuto || plain_config_ > kPlainColumns ||
+    if (plain_config_ < kPlainAuto || plain_config_ > (M == StencilMethod::plain ? kPlainRegister : kStreamRows) ||
         (M != StencilMethod::plain && M != StencilMethod::streaming && plain_config_ != kPlainAuto))
       throw std::invalid_argument("stencil: no launch_config " + std::to_string(plain_config_) +
-                                  " (plain: 0 chosen by shape and size, 1 one point per thread, 2 columns; "
+                                  " (plain: 0 chosen by shape and size, 1 one point per thread, 2 columns, 3 rows or "
+                                  "planes at one step; "
                                   "streaming: 0 chosen by shape, 1 the ring kernel, 2 the rows (2-D) or planes (3-D) kernel)");
     check_stencil_domain(shape_, dom_);
     const StencilRadii r = stencil_radii(shape_);
@@ -906,38 +907,11 @@ class StencilInstance : public KernelInstance {
       use_rows_ = refusal.empty() && plain_config_ != kStreamRing && shape_.dims == 2;
       use_planes_ = refusal.empty() && plain_config_ != kStreamRing && shape_.dims == 3;
     }
-    if (M == StencilMethod::streaming && use_planes_) {
-      const StencilPlanesPlan shape_plan = plan_stencil_planes(shape_, dom_, steps_, 1);
-      int blocks = 0;
-      planes_dispatch(shape_plan.box, steps_, PlanesOccupancy{shape_plan.smem_bytes, &blocks});
-      planes_ = plan_stencil_planes(shape_, dom_, steps_, current_sm_count() * std::max(1, blocks));
-      pt_ = PlanesTile{static_cast<int>(dom_.nx), static_cast<int>(dom_.ny), static_cast<int>(dom_.nz), r.x, r.y, r.z,
-                       planes_.core, planes_.chunk};
-      if (planes_.blocks_y > 65535 || planes_.chunks > 65535 || planes_.blocks_x > 2147483647LL)
-        throw std::invalid_argument("stencil: domain " + dom_.text() + " needs too many streaming blocks");
-      launch_grid_ = dim3(static_cast<unsigned>(planes_.blocks_x), static_cast<unsigned>(planes_.blocks_y),
-                          static_cast<unsigned>(planes_.chunks));
-    }
-    if (M == StencilMethod::streaming && use_rows_) {
-      // The 2-D rows kernel: blocks per SM at 256 and 128 threads from the compiled kernel, then the
-      // width and chunks that fill whole waves (kernels/stencil_plan.hpp, plan_stencil_rows).
-      const StencilRowsPlan shape_plan = plan_stencil_rows(shape_, dom_, steps_, 1, 1);
-      const std::int64_t sms = current_sm_count();
-      std::int64_t resident[2] = {0, 0};
-      for (int i = 0; i < 2; ++i) {
-        const int threads = i == 0 ? 256 : 128;
-        const std::size_t smem = rows_smem_bytes(shape_plan.radius, steps_, threads);
-        int blocks = 0;
-        rows_dispatch(shape_plan.radius, shape_plan.box, steps_, RowsOccupancy{threads, smem, &blocks});
-        resident[i] = sms * std::max(1, blocks);
-      }
-      rows_ = plan_stencil_rows(shape_, dom_, steps_, resident[0], resident[1]);
-      rt_ = RowsTile{static_cast<int>(dom_.nx), static_cast<int>(dom_.ny), r.x, r.y, rows_.core, rows_.chunk};
-      if (rows_.blocks_a > 2147483647LL || rows_.chunks > 65535)
-        throw std::invalid_argument("stencil: domain " + dom_.text() + " needs too many streaming blocks");
-      launch_grid_ = dim3(static_cast<unsigned>(rows_.blocks_a), static_cast<unsigned>(rows_.chunks), 1);
-    } else if (M == StencilMethod::streaming && !use_planes_) {
-      // Two or more blocks per SM when the rings fit 100 KiB; else the opt-in 227 KiB.
+    if (M == StencilMethod::streaming && (use_rows_ || use_planes_)) {
+      plan_register_kernel(steps_, r);
+      launch_grid_ = reg_grid_;
+    } else if (M == StencilMethod::streaming) {
+      // The ring kernel. Two or more blocks per SM when the rings fit 100 KiB; else the opt-in 227 KiB.
       // Planned twice: the section first (for its shared memory), then the chunks for the blocks
       // that this kernel fits per SM at that shared memory (one wave, no tail, where it can).
       const std::int64_t sms = current_sm_count();
@@ -963,8 +937,6 @@ class StencilInstance : public KernelInstance {
                        static_cast<int>(dom_.dims == 3 ? dom_.nz : dom_.ny), dom_.dims == 3 ? dom_.nx * dom_.ny : dom_.nx};
       launch_grid_ = dim3(static_cast<unsigned>(stream_.blocks_a), static_cast<unsigned>(stream_.blocks_b),
                           static_cast<unsigned>(stream_.chunks));
-    } else if (M == StencilMethod::streaming) {
-      // the planes kernel, planned above
     } else if (M != StencilMethod::plain) {
       // Two blocks per SM when a tile fits 100 KiB; else one block with the opt-in 227 KiB (deep 3-D
       // fusion on tensor cores: the padded tile of 3d7pt at t = 3 needs 144 KiB).
@@ -991,6 +963,13 @@ class StencilInstance : public KernelInstance {
                       gz = (dom_.nz + tile_.tz - 1) / tile_.tz;
       if (gy > 65535 || gz > 65535) throw std::invalid_argument("stencil: domain " + dom_.text() + " needs too many tiles");
       launch_grid_ = dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz));
+    } else if (plain_config_ == kPlainRegister || (plain_config_ == kPlainAuto && plain_register_by_default())) {
+      // One step per launch by the rows (2-D) or planes (3-D) kernel.
+      const std::string refusal = stencil_register_refusal(shape_, 1);
+      if (!refusal.empty()) throw std::invalid_argument("stencil plain: launch_config 3 (rows or planes): " + refusal);
+      use_rows_ = shape_.dims == 2;
+      use_planes_ = shape_.dims == 3;
+      plan_register_kernel(1, r);
     } else {
       const bool three = dom_.nz > 1 || grid_.rz > 0;  // as the column kernel decides
       plan_plain_columns(three);
@@ -1027,7 +1006,8 @@ class StencilInstance : public KernelInstance {
       const double* src = in_.data();
       for (int s = 1; s <= steps_; ++s) {
         double* dst = ((steps_ - s) % 2 == 0) ? out_.data() : other_.data();
-        streaming_ ? plain(true, src, dst, stream, npts) : plain(false, src, dst, stream, npts);
+        if (use_rows_ || use_planes_) launch_register(stream, src, dst, streaming_, 1);
+        else streaming_ ? plain(true, src, dst, stream, npts) : plain(false, src, dst, stream, npts);
         src = dst;
       }
     } else if constexpr (M == StencilMethod::blocked) {
@@ -1102,6 +1082,8 @@ class StencilInstance : public KernelInstance {
   std::string launch_text() const override { return tile_text(); }
   std::string tile_text() const {
     if constexpr (M == StencilMethod::plain) {
+      if (use_rows_) return "rows kernel, one step per launch: " + rows_.text();
+      if (use_planes_) return "planes kernel, one step per launch: " + planes_.text();
       if (!plain_dm_) return "one point per thread, 32x8 per block";
       return "8 rows per thread by " + std::to_string(col_range_.size()) + " columns, 128x16 per block";
     }
@@ -1142,6 +1124,53 @@ class StencilInstance : public KernelInstance {
     g_constants_owner = this;
   }
 
+  // The rows (2-D) or planes (3-D) kernel at `steps` fused steps per launch (use_rows_ / use_planes_
+  // decided): blocks per SM from the compiled kernel, then the plan and its grid.
+  void plan_register_kernel(int steps, const StencilRadii& r) {
+    const std::int64_t sms = current_sm_count();
+    if (use_planes_) {
+      const StencilPlanesPlan shape_plan = plan_stencil_planes(shape_, dom_, steps, 1);
+      int blocks = 0;
+      planes_dispatch(shape_plan.box, steps, PlanesOccupancy{shape_plan.smem_bytes, &blocks});
+      planes_ = plan_stencil_planes(shape_, dom_, steps, sms * std::max(1, blocks));
+      pt_ = PlanesTile{static_cast<int>(dom_.nx), static_cast<int>(dom_.ny), static_cast<int>(dom_.nz), r.x, r.y, r.z,
+                       planes_.core, planes_.chunk};
+      if (planes_.blocks_y > 65535 || planes_.chunks > 65535 || planes_.blocks_x > 2147483647LL)
+        throw std::invalid_argument("stencil: domain " + dom_.text() + " needs too many streaming blocks");
+      reg_grid_ = dim3(static_cast<unsigned>(planes_.blocks_x), static_cast<unsigned>(planes_.blocks_y),
+                       static_cast<unsigned>(planes_.chunks));
+      return;
+    }
+    const StencilRowsPlan shape_plan = plan_stencil_rows(shape_, dom_, steps, 1, 1);
+    std::int64_t resident[2] = {0, 0};
+    for (int i = 0; i < 2; ++i) {
+      const int threads = i == 0 ? 256 : 128;
+      int blocks = 0;
+      rows_dispatch(shape_plan.radius, shape_plan.box, steps,
+                    RowsOccupancy{threads, rows_smem_bytes(shape_plan.radius, steps, threads), &blocks});
+      resident[i] = sms * std::max(1, blocks);
+    }
+    rows_ = plan_stencil_rows(shape_, dom_, steps, resident[0], resident[1]);
+    rt_ = RowsTile{static_cast<int>(dom_.nx), static_cast<int>(dom_.ny), r.x, r.y, rows_.core, rows_.chunk};
+    if (rows_.blocks_a > 2147483647LL || rows_.chunks > 65535)
+      throw std::invalid_argument("stencil: domain " + dom_.text() + " needs too many streaming blocks");
+    reg_grid_ = dim3(static_cast<unsigned>(rows_.blocks_a), static_cast<unsigned>(rows_.chunks), 1);
+  }
+  void launch_register(cudaStream_t st, const double* src, double* dst, bool stream_store, int steps) {
+    if (use_planes_)
+      planes_dispatch(planes_.box, steps, PlanesLaunch{reg_grid_, planes_.smem_bytes, st, src, dst, pt_, stream_store});
+    else
+      rows_dispatch(rows_.radius, rows_.box, steps,
+                    RowsLaunch{reg_grid_, rows_.threads, rows_.smem_bytes, st, src, dst, rt_, stream_store});
+  }
+  // The plain variant's default per-step kernel: the rows / planes kernel for shapes of 13 or more
+  // points, where it fits. It loads 2R (2-D) or 4-8 (3-D) shared values per cell against the point
+  // and column kernels' |S| loads; for the 5-9 point shapes those stream better out of the L2. H100
+  // (GPU-5af0b5b5 against GPU-cee67a4c's ship, 2026-11-27), T(old) / T(rows or planes) out of L2 /
+  // in it: 2d13pt 1.16-1.19 / 0.87, 2d49pt 1.59-1.60 / 1.33, 3d27pt 1.17-1.37 / 1.07; 2d5pt 0.91-0.92
+  // / 1.28, 2d9pt 0.92 / 1.27, 3d7pt 0.80-0.94 / 0.75.
+  bool plain_register_by_default() const { return shape_.size() >= 13 && stencil_register_refusal(shape_, 1).empty(); }
+
   template <bool S>
   void plain_t(const double* src, double* dst, cudaStream_t st, int npts) {
     const int n = static_cast<int>(col_range_.size());
@@ -1179,13 +1208,8 @@ class StencilInstance : public KernelInstance {
   void blocked(bool s, cudaStream_t st, int npts) { s ? blocked_t<true>(st, npts) : blocked_t<false>(st, npts); }
   template <bool S>
   void marching(cudaStream_t st, int npts) {
-    if (use_planes_) {
-      planes_dispatch(planes_.box, steps_, PlanesLaunch{launch_grid_, planes_.smem_bytes, st, in_.data(), out_.data(), pt_, S});
-      return;
-    }
-    if (use_rows_) {
-      rows_dispatch(rows_.radius, rows_.box, steps_,
-                    RowsLaunch{launch_grid_, rows_.threads, rows_.smem_bytes, st, in_.data(), out_.data(), rt_, S});
+    if (use_rows_ || use_planes_) {
+      launch_register(st, in_.data(), out_.data(), S, steps_);
       return;
     }
     const size_t sm = stream_.smem_bytes;
@@ -1240,6 +1264,7 @@ class StencilInstance : public KernelInstance {
   StencilPlanesPlan planes_;  // the streaming variant's 3-D planes kernel, where use_planes_
   PlanesTile pt_{};
   bool use_planes_ = false;
+  dim3 reg_grid_;  // the rows or planes kernel's grid
   int stream_threads_ = kStreamThreads;  // streaming_threads(): 128 or 256
   dim3 launch_grid_;
   gpu::DeviceBuffer<double> in_, out_, other_, fragments_;
@@ -1295,7 +1320,7 @@ class StencilInstance : public KernelInstance {
   std::vector<int2> lines_;
   std::uint64_t seed_ = 1;
   // Hidden `launch_config` of the plain variant (the GPU test pins each kernel).
-  static constexpr int kPlainAuto = 0, kPlainPoint = 1, kPlainColumns = 2;
+  static constexpr int kPlainAuto = 0, kPlainPoint = 1, kPlainColumns = 2, kPlainRegister = 3;
   static constexpr int kStreamRing = 1, kStreamRows = 2;  // the streaming variant's (0: rows or planes where they fit)
   int plain_config_ = kPlainAuto;
 };

@@ -179,22 +179,26 @@ TEST_CASE("stencil variants: every built-in shape, 1 to 4 fused steps, odd 2-D a
           CHECK(r.unwritten == 0);
           CHECK(r.error <= 1e-12);
         }
-        // The plain variant's two kernels pinned (launch_config 1: a point per thread, 2: columns,
-        // which only 2-D radius-1 shapes and full boxes have), and the streaming variant's (1: the
+        // The plain variant's kernels pinned (launch_config 1: a point per thread, 2: columns, which
+        // only 2-D radius-1 shapes and full boxes have, 3: rows / planes), and the streaming variant's (1: the
         // ring kernel, 2: the rows kernel (2-D) or the planes kernel (3-D radius 1, up to 3 steps)); the
         // choice above is by shape and size.
         if (d.nx > 1000) continue;
         for (const auto& v : registry()) {
           if (v.kind != "stencil" || (v.implementation != "plain" && v.implementation != "streaming")) continue;
-          const bool second = v.implementation == "plain" ? shape.name != "2d13pt" && shape.name != "3d7pt"
-                                                          : stencil_register_refusal(shape, steps).empty();
-          for (int config : {1, 2}) {
+          const bool plain = v.implementation == "plain";
+          for (int config : {1, 2, 3}) {
+            if (config == 3 && !plain) continue;
+            // plain 2: columns; plain 3 and streaming 2: the rows / planes kernel at 1 / `steps` steps.
+            const bool second = plain ? (config == 2 ? shape.name != "2d13pt" && shape.name != "3d7pt"
+                                                     : stencil_register_refusal(shape, 1).empty())
+                                      : stencil_register_refusal(shape, steps).empty();
             KernelParams q = p;
             q["launch_config"] = config;
             RunContext ctx;
             ctx.l2_bytes = 50e6;
             ctx.in_l2 = steps % 2 == 0;
-            if (config == 2 && !second) {
+            if (config >= 2 && !second) {
               CHECK_THROWS_AS(v.create(q, ctx), std::invalid_argument);
               continue;
             }
