@@ -203,6 +203,34 @@ StencilStreamPlan plan_stencil_streaming(const StencilShape& s, const StencilDom
   return best;
 }
 
+namespace {
+
+// The register kernels' chunks along the march axis (n cells): the count whose blocks (columns x
+// chunks) fill whole waves of `resident` blocks best, each chunk's `warmup` cells counted as lost and a
+// wave count w weighed w / (w + 0.1): one wave of long chunks ends on its slowest block, a few waves
+// balance (2d13pt 10240^2 on an H200: 532 us in 0.98 of a wave, 492 us in 2.95 waves, 2026-11-27).
+struct ChunkChoice {
+  std::int64_t chunk = 0, chunks = 0;
+  double score = -1;
+};
+ChunkChoice choose_chunks(std::int64_t n, std::int64_t columns, std::int64_t resident, int warmup) {
+  ChunkChoice best;
+  for (std::int64_t want = 1; want <= std::min<std::int64_t>(n, 1024); ++want) {
+    const std::int64_t chunk = (n + want - 1) / want;
+    const std::int64_t chunks = (n + chunk - 1) / chunk;
+    const std::int64_t blocks = columns * chunks;
+    const std::int64_t waves = (blocks + resident - 1) / resident;
+    const double fill = static_cast<double>(blocks) / static_cast<double>(waves * resident);
+    const double useful = static_cast<double>(chunk) / static_cast<double>(chunk + warmup);
+    const double tail = static_cast<double>(waves) / (static_cast<double>(waves) + 0.1);
+    const double score = fill * useful * tail;
+    if (score > best.score + 1e-9) best = {chunk, chunks, score};
+  }
+  return best;
+}
+
+}  // namespace
+
 std::string StencilRowsPlan::text() const {
   char buf[200];
   std::snprintf(buf, sizeof buf,
@@ -246,26 +274,15 @@ StencilRowsPlan plan_stencil_rows(const StencilShape& s, const StencilDomain& d,
     if (2 * core < w) continue;
     const std::int64_t resident = threads == 256 ? resident_256 : resident_128;
     const std::int64_t columns = (d.nx + core - 1) / core;
-    for (std::int64_t want = 1; want <= std::min<std::int64_t>(d.ny, 1024); ++want) {
-      const std::int64_t chunk = (d.ny + want - 1) / want;
-      const std::int64_t chunks = (d.ny + chunk - 1) / chunk;
-      const std::int64_t blocks = columns * chunks;
-      const std::int64_t waves = (blocks + resident - 1) / resident;
-      const double fill = static_cast<double>(blocks) / static_cast<double>(waves * resident);
-      const double useful = static_cast<double>(chunk) / static_cast<double>(chunk + 2 * steps * R) *
-                            static_cast<double>(core) / w;
-      // One wave of long chunks ends on its slowest block; a few waves balance (2d13pt 10240^2 on an
-      // H200: 532 us in 0.98 of a wave, 492 us in 2.95 waves, 2026-11-27): waves / (waves + 0.1).
-      const double tail = static_cast<double>(waves) / (static_cast<double>(waves) + 0.1);
-      const double score = fill * useful * tail;
-      if (score > best_score + 1e-9) {
-        best_score = score;
-        best.threads = threads;
-        best.core = core;
-        best.chunk = static_cast<int>(chunk);
-        best.chunks = chunks;
-        best.blocks_a = columns;
-      }
+    const ChunkChoice c = choose_chunks(d.ny, columns, resident, 2 * steps * R);
+    const double score = c.score * static_cast<double>(core) / w;  // the halo columns lost too
+    if (score > best_score + 1e-9) {
+      best_score = score;
+      best.threads = threads;
+      best.core = core;
+      best.chunk = static_cast<int>(c.chunk);
+      best.chunks = c.chunks;
+      best.blocks_a = columns;
     }
   }
   if (best.threads == 0)
@@ -317,22 +334,9 @@ StencilPlanesPlan plan_stencil_planes(const StencilShape& s, const StencilDomain
   best.blocks_x = (d.nx + best.core - 1) / best.core;
   best.blocks_y = (d.ny + best.core - 1) / best.core;
   const std::int64_t columns = best.blocks_x * best.blocks_y;
-  double best_score = -1;
-  for (std::int64_t want = 1; want <= std::min<std::int64_t>(d.nz, 1024); ++want) {
-    const std::int64_t chunk = (d.nz + want - 1) / want;
-    const std::int64_t chunks = (d.nz + chunk - 1) / chunk;
-    const std::int64_t blocks = columns * chunks;
-    const std::int64_t waves = (blocks + resident - 1) / resident;
-    const double fill = static_cast<double>(blocks) / static_cast<double>(waves * resident);
-    const double useful = static_cast<double>(chunk) / static_cast<double>(chunk + 2 * steps);
-    const double tail = static_cast<double>(waves) / (static_cast<double>(waves) + 0.1);
-    const double score = fill * useful * tail;
-    if (score > best_score + 1e-9) {
-      best_score = score;
-      best.chunk = static_cast<int>(chunk);
-      best.chunks = chunks;
-    }
-  }
+  const ChunkChoice c = choose_chunks(d.nz, columns, resident, 2 * steps);
+  best.chunk = static_cast<int>(c.chunk);
+  best.chunks = c.chunks;
   best.smem_bytes = sizeof(double) * static_cast<std::size_t>(steps + 1) * (kPlanesSide + 2) * (kPlanesSide + 2);
   best.load_ratio = static_cast<double>(kPlanesSide) * kPlanesSide * static_cast<double>(best.chunk + 2 * steps) /
                     (static_cast<double>(best.core) * best.core * best.chunk);
