@@ -1127,6 +1127,13 @@ class StencilInstance : public KernelInstance {
   // The rows (2-D) or planes (3-D) kernel at `steps` fused steps per launch (use_rows_ / use_planes_
   // decided): blocks per SM from the compiled kernel, then the plan and its grid.
   void plan_register_kernel(int steps, const StencilRadii& r) {
+    // Only plain and streaming use them: the blocked and tensor-core files do not compile these kernels.
+    if constexpr (M == StencilMethod::plain || M == StencilMethod::streaming) plan_register(steps, r);
+  }
+  void launch_register(cudaStream_t st, const double* src, double* dst, bool stream_store, int steps) {
+    if constexpr (M == StencilMethod::plain || M == StencilMethod::streaming) launch_register_kernel(st, src, dst, stream_store, steps);
+  }
+  void plan_register(int steps, const StencilRadii& r) {
     const std::int64_t sms = current_sm_count();
     if (use_planes_) {
       const StencilPlanesPlan shape_plan = plan_stencil_planes(shape_, dom_, steps, 1);
@@ -1156,7 +1163,7 @@ class StencilInstance : public KernelInstance {
       throw std::invalid_argument("stencil: domain " + dom_.text() + " needs too many streaming blocks");
     reg_grid_ = dim3(static_cast<unsigned>(rows_.blocks_a), static_cast<unsigned>(rows_.chunks), 1);
   }
-  void launch_register(cudaStream_t st, const double* src, double* dst, bool stream_store, int steps) {
+  void launch_register_kernel(cudaStream_t st, const double* src, double* dst, bool stream_store, int steps) {
     if (use_planes_)
       planes_dispatch(planes_.box, steps, PlanesLaunch{reg_grid_, planes_.smem_bytes, st, src, dst, pt_, stream_store});
     else

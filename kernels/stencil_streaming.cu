@@ -6,7 +6,8 @@
 // every axis as in `blocked`. 128 threads per block, or 256 where fewer than 4 blocks fit an SM
 // (stencil_plan.hpp streaming_threads: the 3-D rings and 2d49pt). 2-D shapes of radius <= 3 at
 // 1..4 steps run the rows kernel instead (stencil_plan.hpp StencilRowsPlan: partial output rows in
-// registers, 2R shared loads per cell-step); the hidden launch_config pins either (1 ring, 2 rows).
+// registers, 2R shared loads per cell-step), 3-D shapes of radius 1 at 1..3 steps the planes kernel
+// (StencilPlanesPlan); the hidden launch_config pins either (1 ring, 2 rows or planes).
 #include <memory>
 
 #include "stencil_common.cuh"
@@ -20,11 +21,15 @@ KernelVariant streaming_variant() {
   v.implementation = "streaming";
   v.unit = ComputeUnit::cuda_core;
   v.precision = Precision::fp64;
-  v.description = "2.5-D: march along the last axis, t steps pipelined (2-D: partial rows in registers; 3-D: shared-memory rings), DFMA";
+  v.description =
+      "2.5-D: march along the last axis, t steps pipelined; partial output rows / planes in registers (2-D radius <= 3, "
+      "3-D radius 1, t <= 4 / 3), else shared-memory rings; DFMA";
   v.create = [](const KernelParams& params, const RunContext& ctx) -> std::unique_ptr<KernelInstance> {
     return std::make_unique<StencilInstance<StencilMethod::streaming>>(params, ctx);
   };
-  v.sass = {{"stencil_streaming_kernel", "DFMA", "DMMA"}, {"stencil_rows_kernel", "DFMA", "DMMA"}};
+  v.sass = {{"stencil_streaming_kernel", "DFMA", "DMMA"},
+            {"stencil_rows_kernel", "DFMA", "DMMA"},
+            {"stencil_planes_kernel", "DFMA", "DMMA"}};
   return v;
 }
 
