@@ -22,6 +22,7 @@
 #include "detail.hpp"
 #include "document.hpp"
 #include "model/files.hpp"
+#include "model/input_error.hpp"
 #include "model/json_file.hpp"
 
 namespace ceiling::reports {
@@ -133,7 +134,7 @@ validation::ValidationReport load_results(const fs::path& p) { return validation
 void require_schema(const json& j, const fs::path& p, const char* schema) {
   std::string s = j.is_object() && j.contains("schema") && j["schema"].is_string() ? j["schema"].get<std::string>() : "";
   if (s != schema)
-    throw std::runtime_error(p.string() + ": schema is '" + s + "', expected '" + schema + "' (docs/FORMATS.md)");
+    throw std::runtime_error(one_line(p.string() + ": schema is '" + s + "', expected '" + schema + "' (docs/FORMATS.md)"));
 }
 
 std::string gpu_for_results(const validation::ValidationReport& r, const std::vector<GpuInput>& gpus) {
