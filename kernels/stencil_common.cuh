@@ -29,7 +29,7 @@
 namespace ceiling::kernels {
 namespace {
 
-enum class StencilMethod { plain, blocked, tensor_core, streaming };
+enum class StencilMethod { plain, blocked, tensor_core, streaming, tensor_core_plain };
 
 __constant__ double c_weight[kMaxStencilPoints];
 __constant__ long long c_offset[kMaxStencilPoints];  // global linear offset dx + dy nx + dz nx ny
@@ -346,6 +346,63 @@ __global__ void __launch_bounds__(kStencilThreads)
     B = tmp;
   }
   tile_store<Streaming>(out, A, g, t, box, gx0, gy0, gz0);
+}
+
+// --- plain-mma: one step per launch on tensor cores, contracting along y --------------------------
+// (kernels/stencil_plan.hpp, StencilColumnMmaPlan). blockDim (32, 8): warp w takes the 8 columns
+// x0 + 8 w .. + 7 of the block's 64 and kColumnMmaRowBlocks 8-row output blocks (32 rows) at one z.
+// Per line (dx, dz) a lane loads the 2 NB + KC - 2 chunks of 4 rows that the NB blocks need (block b
+// uses chunks 2b .. 2b + KC - 1: consecutive blocks share KC - 2 chunks), all in flight at once,
+// through L1 (the lines re-read a row shifted by dx), and its B fragments (L1-resident), then runs
+// NB x KC mma. Lane (g, t) = (lane / 4, lane % 4): A[g][t] = the input at column x0 + g + dx, row
+// y0 - ry + 4 c + t; D[g][2t + e] = the output at column x0 + g, row y0 + 2t + e. Loads outside the
+// grid read 0 (the outputs they reach are the fixed boundary, which copies its input).
+template <int KC, bool Streaming>
+__global__ void __launch_bounds__(kStencilThreads)
+    stencil_column_mma_kernel(const double* __restrict__ in, double* __restrict__ out,
+                              const double* __restrict__ fragments, Grid g, int nlines) {
+  constexpr int NB = kColumnMmaRowBlocks, NJ = 2 * NB + KC - 2;
+  const int lane = static_cast<int>(threadIdx.x), warp = static_cast<int>(threadIdx.y);
+  const int gi = lane >> 2, ti = lane & 3;
+  const long long x0 = static_cast<long long>(blockIdx.x) * kColumnMmaBlockX + 8 * warp;
+  if (x0 >= g.nx) return;  // the whole warp: the mma needs every lane of the ones that stay
+  const long long xo = x0 + gi;
+  const long long yb = static_cast<long long>(blockIdx.y) * kColumnMmaBlockY;
+  const long long z = blockIdx.z;
+  const long long plane = g.nx * g.ny;
+  double acc[NB][2];
+#pragma unroll
+  for (int b = 0; b < NB; ++b) acc[b][0] = acc[b][1] = 0.0;
+  for (int l = 0; l < nlines; ++l) {
+    const int2 line = c_line[l];  // (dx, dz)
+    const long long xx = xo + line.x, zz = z + line.y;
+    const bool column = xx >= 0 && xx < g.nx && zz >= 0 && zz < g.nz;
+    const double* p = in + (column ? zz * plane + xx : 0);
+    double a[NJ];
+#pragma unroll
+    for (int j = 0; j < NJ; ++j) {
+      const long long y = yb - g.ry + 4 * j + ti;
+      a[j] = column && y >= 0 && y < g.ny ? __ldg(p + y * g.nx) : 0.0;
+    }
+    double bf[KC];
+    const double* f = fragments + static_cast<long long>(l) * KC * 32 + lane;
+#pragma unroll
+    for (int c = 0; c < KC; ++c) bf[c] = __ldg(f + 32 * c);
+#pragma unroll
+    for (int b = 0; b < NB; ++b)
+#pragma unroll
+      for (int c = 0; c < KC; ++c) mma_m8n8k4_fp64(acc[b][0], acc[b][1], a[2 * b + c], bf[c], acc[b][0], acc[b][1]);
+  }
+  if (xo >= g.nx) return;
+#pragma unroll
+  for (int b = 0; b < NB; ++b)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const long long y = yb + 8 * b + 2 * ti + e;
+      if (y >= g.ny) continue;
+      const long long i = z * plane + y * g.nx + xo;
+      store_stream<Streaming>(out + i, g.interior(xo, y, z) ? acc[b][e] : __ldg(in + i));
+    }
 }
 
 // --- 2.5-D streaming: march along the last axis, the steps pipelined through per-level rings --------
@@ -892,7 +949,8 @@ class StencilInstance : public KernelInstance {
     const size_t n = static_cast<size_t>(dom_.points());
     in_ = gpu::DeviceBuffer<double>(n);
     out_ = gpu::DeviceBuffer<double>(n);
-    if (M == StencilMethod::plain && steps_ > 1) other_ = gpu::DeviceBuffer<double>(n);
+    if ((M == StencilMethod::plain || M == StencilMethod::tensor_core_plain) && steps_ > 1)
+      other_ = gpu::DeviceBuffer<double>(n);
     weights_.resize(static_cast<size_t>(shape_.size()));
     offsets_.resize(weights_.size());
     for (size_t p = 0; p < weights_.size(); ++p) {
@@ -937,6 +995,20 @@ class StencilInstance : public KernelInstance {
                        static_cast<int>(dom_.dims == 3 ? dom_.nz : dom_.ny), dom_.dims == 3 ? dom_.nx * dom_.ny : dom_.nx};
       launch_grid_ = dim3(static_cast<unsigned>(stream_.blocks_a), static_cast<unsigned>(stream_.blocks_b),
                           static_cast<unsigned>(stream_.chunks));
+    } else if (M == StencilMethod::tensor_core_plain) {
+      cm_ = plan_stencil_column_mma(shape_);
+      if (cm_.k_chunks < 2 || cm_.k_chunks > kColumnMmaMaxChunks)
+        throw std::invalid_argument("stencil plain-mma: " + std::to_string(cm_.k_chunks) + " chunks of 4 rows (y radius " +
+                                    std::to_string(cm_.ry) + ") not compiled (2.." + std::to_string(kColumnMmaMaxChunks) + ")");
+      fragments_ = gpu::DeviceBuffer<double>(cm_.b_fragments.size());
+      CUDA_CHECK(cudaMemcpy(fragments_.data(), cm_.b_fragments.data(), cm_.b_fragments.size() * sizeof(double),
+                            cudaMemcpyHostToDevice));
+      for (const auto& [dx, dz] : cm_.lines) lines_.push_back(make_int2(dx, dz));
+      const long long gx = (dom_.nx + kColumnMmaBlockX - 1) / kColumnMmaBlockX,
+                      gy = (dom_.ny + kColumnMmaBlockY - 1) / kColumnMmaBlockY, gz = dom_.nz;
+      if (gx > 2147483647LL || gy > 65535 || gz > 65535)
+        throw std::invalid_argument("stencil: domain " + dom_.text() + " needs too many blocks for the plain-mma kernel");
+      launch_grid_ = dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz));
     } else if (M != StencilMethod::plain) {
       // Two blocks per SM when a tile fits 100 KiB; else one block with the opt-in 227 KiB (deep 3-D
       // fusion on tensor cores: the padded tile of 3d7pt at t = 3 needs 144 KiB).
@@ -1001,12 +1073,13 @@ class StencilInstance : public KernelInstance {
   void launch(Stream stream) override {
     upload_constants(stream);
     const int npts = shape_.size();
-    if constexpr (M == StencilMethod::plain) {
+    if constexpr (M == StencilMethod::plain || M == StencilMethod::tensor_core_plain) {
       // in -> out, out -> other, other -> out, ...: the last step lands in `result()`.
       const double* src = in_.data();
       for (int s = 1; s <= steps_; ++s) {
         double* dst = ((steps_ - s) % 2 == 0) ? out_.data() : other_.data();
-        if (use_rows_ || use_planes_) launch_register(stream, src, dst, streaming_, 1);
+        if constexpr (M == StencilMethod::tensor_core_plain) column_mma(stream, src, dst);
+        else if (use_rows_ || use_planes_) launch_register(stream, src, dst, streaming_, 1);
         else streaming_ ? plain(true, src, dst, stream, npts) : plain(false, src, dst, stream, npts);
         src = dst;
       }
@@ -1088,6 +1161,8 @@ class StencilInstance : public KernelInstance {
       return "8 rows per thread by " + std::to_string(col_range_.size()) + " columns, 128x16 per block";
     }
     else if constexpr (M == StencilMethod::streaming) return use_rows_ ? rows_.text() : use_planes_ ? planes_.text() : stream_.text();
+    else if constexpr (M == StencilMethod::tensor_core_plain)
+      return "a warp 8 columns x 4 blocks of 8 rows, 64x32 per block, one step per launch; " + cm_.text();
     else return tile_.text();
   }
 
@@ -1213,6 +1288,25 @@ class StencilInstance : public KernelInstance {
     }
   }
   void blocked(bool s, cudaStream_t st, int npts) { s ? blocked_t<true>(st, npts) : blocked_t<false>(st, npts); }
+  template <int KC>
+  void column_mma_k(cudaStream_t st, const double* src, double* dst) {
+    const int n = static_cast<int>(cm_.lines.size());
+    if (streaming_)
+      stencil_column_mma_kernel<KC, true><<<launch_grid_, dim3(32, 8), 0, st>>>(src, dst, fragments_.data(), grid_, n);
+    else
+      stencil_column_mma_kernel<KC, false><<<launch_grid_, dim3(32, 8), 0, st>>>(src, dst, fragments_.data(), grid_, n);
+  }
+  void column_mma(cudaStream_t st, const double* src, double* dst) {
+    if constexpr (M == StencilMethod::tensor_core_plain) {  // only its own file compiles the kernel
+      switch (cm_.k_chunks) {
+        case 2: column_mma_k<2>(st, src, dst); break;
+        case 3: column_mma_k<3>(st, src, dst); break;
+        case 4: column_mma_k<4>(st, src, dst); break;
+        case 5: column_mma_k<5>(st, src, dst); break;
+        default: column_mma_k<6>(st, src, dst); break;
+      }
+    }
+  }
   template <bool S>
   void marching(cudaStream_t st, int npts) {
     if (use_rows_ || use_planes_) {
@@ -1325,6 +1419,7 @@ class StencilInstance : public KernelInstance {
     }
   }
   std::vector<int2> lines_;
+  StencilColumnMmaPlan cm_;
   std::uint64_t seed_ = 1;
   // Hidden `launch_config` of the plain variant (the GPU test pins each kernel).
   static constexpr int kPlainAuto = 0, kPlainPoint = 1, kPlainColumns = 2, kPlainRegister = 3;

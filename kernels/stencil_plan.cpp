@@ -56,6 +56,40 @@ StencilTensorCorePlan plan_stencil_tensor_core(const StencilShape& s) {
   return p;
 }
 
+StencilColumnMmaPlan plan_stencil_column_mma(const StencilShape& s) {
+  const StencilRadii r = stencil_radii(s);
+  StencilColumnMmaPlan p;
+  p.ry = r.y;
+  p.k_chunks = (8 + 2 * r.y + 3) / 4;
+  for (int dz = -r.z; dz <= r.z; ++dz)
+    for (int dx = -r.x; dx <= r.x; ++dx) {
+      bool any = false;
+      for (const auto& q : s.points) any |= q.dx == dx && q.dz == dz;
+      if (any) p.lines.emplace_back(dx, dz);
+    }
+  p.b_fragments.assign(p.lines.size() * static_cast<std::size_t>(p.k_chunks) * 32, 0.0);
+  for (std::size_t l = 0; l < p.lines.size(); ++l)
+    for (int c = 0; c < p.k_chunks; ++c)
+      for (int lane = 0; lane < 32; ++lane) {
+        const int k = 4 * c + lane % 4, n = lane / 4, dy = k - r.y - n;
+        double w = 0;
+        for (const auto& q : s.points)
+          if (q.dx == p.lines[l].first && q.dy == dy && q.dz == p.lines[l].second) w += q.weight;
+        p.b_fragments[(l * p.k_chunks + c) * 32 + lane] = w;
+      }
+  p.useful_fraction = p.lines.empty() ? 0.0
+                                      : static_cast<double>(s.size()) * 128.0 /
+                                            (static_cast<double>(p.lines.size()) * p.k_chunks * 512.0);
+  return p;
+}
+
+std::string StencilColumnMmaPlan::text() const {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%zu lines x %d chunks: %d mma.m8n8k4 per 8x8 block, %.1f%% of the products useful",
+                lines.size(), k_chunks, mma_per_block(), 100.0 * useful_fraction);
+  return buf;
+}
+
 namespace {
 
 // The tensor-core kernel reads up to 4 k_chunks - 1 - rx past an 8-column block's start and 7 rows

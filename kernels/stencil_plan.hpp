@@ -49,6 +49,26 @@ struct StencilTensorCorePlan {
 };
 StencilTensorCorePlan plan_stencil_tensor_core(const StencilShape& s);
 
+// The one-step tensor-core kernel ("plain-mma", kernels/stencil_tc_plain.cu): a warp takes 8 x
+// columns and marches 8-row output blocks along y at one z; an 8 (x) x 8 (y) block is, per
+// non-empty column line (dx, dz) and chunk of 4 input rows, one mma.m8n8k4 with A = the input at
+// x + dx, z + dz (8 columns x 4 rows) and B = the K x 8 Toeplitz matrix of the line's weights over
+// dy: B[k][n] = w(dx, k - ry - n, dz), K = 8 + 2 ry rows padded to whole chunks. The contraction runs
+// along y so that an A fragment is 4 rows of 8 consecutive doubles (64 B each) in global memory.
+struct StencilColumnMmaPlan {
+  int k_chunks = 0;                        // ceil((8 + 2 ry) / 4)
+  int ry = 0;
+  std::vector<std::pair<int, int>> lines;  // (dx, dz) with at least one point
+  std::vector<double> b_fragments;         // [line][chunk][lane]: B[4 chunk + lane % 4][lane / 4]
+  double useful_fraction = 0;              // |S| 128 / (lines k_chunks 512)
+  int mma_per_block() const { return static_cast<int>(lines.size()) * k_chunks; }
+  std::string text() const;                // "3 lines x 3 chunks: 9 mma per 8x8 block, 13.9% of the products useful"
+};
+StencilColumnMmaPlan plan_stencil_column_mma(const StencilShape& s);
+// The kernel's shape: 8 warps side by side in x (64 columns), each 4 blocks of 8 rows (32 rows).
+constexpr int kColumnMmaBlockX = 64, kColumnMmaBlockY = 32, kColumnMmaRowBlocks = 4;
+constexpr int kColumnMmaMaxChunks = 6;  // y radius <= 8 (kMaxStencilRadius)
+
 // The tile for these steps: among candidate output tiles (2-D: 64x32, 32x32, 32x16, 32x8; 3-D:
 // 32x8x8, 32x8x4, 32x4x4, 16x8x4), the one with the fewest loaded cells per output whose shared
 // memory fits `smem_limit`; throws std::invalid_argument naming the shape and steps when none fits.
