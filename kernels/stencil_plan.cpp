@@ -59,34 +59,47 @@ StencilTensorCorePlan plan_stencil_tensor_core(const StencilShape& s) {
 StencilColumnMmaPlan plan_stencil_column_mma(const StencilShape& s) {
   const StencilRadii r = stencil_radii(s);
   StencilColumnMmaPlan p;
+  p.rx = r.x;
   p.ry = r.y;
-  p.k_chunks = (8 + 2 * r.y + 3) / 4;
+  p.rz = r.z;
   for (int dz = -r.z; dz <= r.z; ++dz)
     for (int dx = -r.x; dx <= r.x; ++dx) {
-      bool any = false;
-      for (const auto& q : s.points) any |= q.dx == dx && q.dz == dz;
-      if (any) p.lines.emplace_back(dx, dz);
+      int lo = 1 << 30, hi = -(1 << 30);
+      for (const auto& q : s.points)
+        if (q.dx == dx && q.dz == dz) {
+          lo = std::min(lo, q.dy);
+          hi = std::max(hi, q.dy);
+        }
+      if (lo > hi) continue;
+      p.lines.push_back({dx, dz, lo + r.y, (8 + hi - lo + 3) / 4});
+      p.k_chunks = std::max(p.k_chunks, p.lines.back().chunks);
     }
   p.b_fragments.assign(p.lines.size() * static_cast<std::size_t>(p.k_chunks) * 32, 0.0);
-  for (std::size_t l = 0; l < p.lines.size(); ++l)
-    for (int c = 0; c < p.k_chunks; ++c)
+  for (std::size_t l = 0; l < p.lines.size(); ++l) {
+    const StencilColumnMmaLine& ln = p.lines[l];
+    for (int c = 0; c < ln.chunks; ++c)
       for (int lane = 0; lane < 32; ++lane) {
-        const int k = 4 * c + lane % 4, n = lane / 4, dy = k - r.y - n;
+        const int k = 4 * c + lane % 4, n = lane / 4, dy = ln.row_offset - r.y + k - n;
         double w = 0;
         for (const auto& q : s.points)
-          if (q.dx == p.lines[l].first && q.dy == dy && q.dz == p.lines[l].second) w += q.weight;
+          if (q.dx == ln.dx && q.dy == dy && q.dz == ln.dz) w += q.weight;
         p.b_fragments[(l * p.k_chunks + c) * 32 + lane] = w;
       }
-  p.useful_fraction = p.lines.empty() ? 0.0
-                                      : static_cast<double>(s.size()) * 128.0 /
-                                            (static_cast<double>(p.lines.size()) * p.k_chunks * 512.0);
+  }
+  p.useful_fraction = p.lines.empty() ? 0.0 : static_cast<double>(s.size()) * 128.0 / (p.mma_per_block() * 512.0);
   return p;
+}
+
+int StencilColumnMmaPlan::mma_per_block() const {
+  int n = 0;
+  for (const auto& l : lines) n += l.chunks;
+  return n;
 }
 
 std::string StencilColumnMmaPlan::text() const {
   char buf[160];
-  std::snprintf(buf, sizeof buf, "%zu lines x %d chunks: %d mma.m8n8k4 per 8x8 block, %.1f%% of the products useful",
-                lines.size(), k_chunks, mma_per_block(), 100.0 * useful_fraction);
+  std::snprintf(buf, sizeof buf, "%zu lines, %d mma.m16n8k4 per 16x8 block (%.1f%% of the products useful)", lines.size(),
+                mma_per_block(), 100.0 * useful_fraction);
   return buf;
 }
 

@@ -49,25 +49,32 @@ struct StencilTensorCorePlan {
 };
 StencilTensorCorePlan plan_stencil_tensor_core(const StencilShape& s);
 
-// The one-step tensor-core kernel ("plain-mma", kernels/stencil_tc_plain.cu): a warp takes 8 x
-// columns and marches 8-row output blocks along y at one z; an 8 (x) x 8 (y) block is, per
-// non-empty column line (dx, dz) and chunk of 4 input rows, one mma.m8n8k4 with A = the input at
-// x + dx, z + dz (8 columns x 4 rows) and B = the K x 8 Toeplitz matrix of the line's weights over
-// dy: B[k][n] = w(dx, k - ry - n, dz), K = 8 + 2 ry rows padded to whole chunks. The contraction runs
-// along y so that an A fragment is 4 rows of 8 consecutive doubles (64 B each) in global memory.
+// The one-step tensor-core kernel ("plain-mma", kernels/stencil_tc_plain.cu): a warp takes 16 x
+// columns and marches kColumnMmaRowBlocks 8-row output blocks along y at one z; a 16 (x) x 8 (y)
+// block is, per non-empty column line (dx, dz) and chunk of 4 input rows, one mma.m16n8k4 (sm_90;
+// two m8n8k4 on sm_80) with A = the input at x + dx, z + dz (16 columns x 4 rows) and B = the
+// Toeplitz matrix of the line's weights over dy. A line whose points span dy in [lo, hi] reads rows
+// y + lo .. y + hi + 7 of an output block at y: ceil((8 + hi - lo) / 4) chunks, B[k][n] = w(dx, lo +
+// k - n, dz) (a line of one point takes 2 chunks, a full line of radius r ceil((8 + 2 r) / 4)). The
+// contraction runs along y so that an A fragment is 4 rows of 8 consecutive doubles.
+struct StencilColumnMmaLine {
+  int dx = 0, dz = 0;
+  int row_offset = 0;  // lo + ry: the line's first row, counted from the output block's row - ry
+  int chunks = 0;      // ceil((8 + hi - lo) / 4)
+};
 struct StencilColumnMmaPlan {
-  int k_chunks = 0;                        // ceil((8 + 2 ry) / 4)
-  int ry = 0;
-  std::vector<std::pair<int, int>> lines;  // (dx, dz) with at least one point
-  std::vector<double> b_fragments;         // [line][chunk][lane]: B[4 chunk + lane % 4][lane / 4]
-  double useful_fraction = 0;              // |S| 128 / (lines k_chunks 512)
-  int mma_per_block() const { return static_cast<int>(lines.size()) * k_chunks; }
-  std::string text() const;                // "3 lines x 3 chunks: 9 mma per 8x8 block, 13.9% of the products useful"
+  int k_chunks = 0;  // the most chunks of any line (the kernel's template argument)
+  int rx = 0, ry = 0, rz = 0;
+  std::vector<StencilColumnMmaLine> lines;  // (dx, dz) with at least one point, z then x ascending
+  std::vector<double> b_fragments;          // [line][chunk < k_chunks][lane]: B[4 chunk + lane % 4][lane / 4]
+  double useful_fraction = 0;               // |S| 128 / (sum of the lines' chunks x 512)
+  int mma_per_block() const;                // sum of the lines' chunks (per 16 x 8 block)
+  std::string text() const;                 // "3 lines, 7 mma.m16n8k4 per 16x8 block (17.9% of the products useful)"
 };
 StencilColumnMmaPlan plan_stencil_column_mma(const StencilShape& s);
-// The kernel's shape: 8 warps side by side in x (64 columns), each 4 blocks of 8 rows (32 rows).
-constexpr int kColumnMmaBlockX = 64, kColumnMmaBlockY = 32, kColumnMmaRowBlocks = 4;
-constexpr int kColumnMmaMaxChunks = 6;  // y radius <= 8 (kMaxStencilRadius)
+// The kernel's shape: 8 warps side by side in x (128 columns), each 4 blocks of 8 rows (32 rows).
+constexpr int kColumnMmaBlockX = 128, kColumnMmaBlockY = 32, kColumnMmaRowBlocks = 4;
+constexpr int kColumnMmaMaxChunks = 6;  // a line over dy in [-8, 8] (kMaxStencilRadius)
 
 // The tile for these steps: among candidate output tiles (2-D: 64x32, 32x32, 32x16, 32x8; 3-D:
 // 32x8x8, 32x8x4, 32x4x4, 16x8x4), the one with the fewest loaded cells per output whose shared

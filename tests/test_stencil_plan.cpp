@@ -5,6 +5,7 @@
 
 #include "approx.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>
@@ -468,60 +469,62 @@ TEST_CASE("rows and planes kernels: the algorithm, emulated, reproduces the refe
   }
 }
 
-// The plain-mma kernel (stencil_column_mma_kernel) emulated lane by lane: blocks of 64 x 32 (x, y)
-// at one z, warps of 8 columns x kColumnMmaRowBlocks 8-row blocks, per line the chunks of 4 rows
-// loaded as lane (g, t) loads them (0 outside the grid), the mma as D[g][n] += sum_k A[g][k] B[k][n]
-// with A[g][k] from lane 4 g + k and B[k][n] from lane 4 n + k of the plan's fragments, the fixed
-// boundary copied. One step; t steps apply it t times.
+// The plain-mma kernel (stencil_column_mma_kernel) emulated lane by lane: warps of 16 columns x
+// kColumnMmaRowBlocks 8-row blocks at one z, per line the chunks of 4 rows from the line's row offset
+// loaded as lane (g, t) loads them for its columns g and g + 8 (0 outside the grid), the mma as
+// D[m][n] += sum_k A[m][k] B[k][n] with A[m][k] from lane 4 (m % 8) + k and B[k][n] from lane 4 n + k
+// of the plan's fragments, the fixed boundary copied. One step; t steps apply it t times.
 std::vector<double> emulate_column_mma(const StencilShape& s, const StencilDomain& d, const std::vector<double>& in) {
   const StencilColumnMmaPlan p = plan_stencil_column_mma(s);
-  const StencilRadii r = stencil_radii(s);
   const long long nx = d.nx, ny = d.ny, nz = d.nz;
   std::vector<double> out(in.size(), std::nan(""));
   const auto at = [&](long long x, long long y, long long z) {
     return x >= 0 && x < nx && y >= 0 && y < ny && z >= 0 && z < nz ? in[static_cast<size_t>((z * ny + y) * nx + x)] : 0.0;
   };
-  const int NB = kColumnMmaRowBlocks, KC = p.k_chunks, NJ = 2 * NB + KC - 2;
+  const int NB = kColumnMmaRowBlocks, KC = p.k_chunks;
   for (long long z = 0; z < nz; ++z)
-    for (long long by = 0; by * kColumnMmaBlockY < ny; ++by)
-      for (long long x0 = 0; x0 < nx; x0 += 8) {  // one warp
-        const long long yb = by * kColumnMmaBlockY;
-        double D[kColumnMmaRowBlocks][8][8] = {};
+    for (long long yb = 0; yb < ny; yb += kColumnMmaBlockY)
+      for (long long x0 = 0; x0 < nx; x0 += 16) {  // one warp
+        double D[kColumnMmaRowBlocks][16][8] = {};
         for (std::size_t l = 0; l < p.lines.size(); ++l) {
-          const auto [dx, dz] = p.lines[l];
-          double A[8][4 * (2 * kColumnMmaRowBlocks + kColumnMmaMaxChunks)] = {};  // [g][4 j + t]
-          for (int j = 0; j < NJ; ++j)
+          const StencilColumnMmaLine& ln = p.lines[l];
+          const int nj = 2 * NB + ln.chunks - 2;
+          double A[16][4 * (2 * kColumnMmaRowBlocks + kColumnMmaMaxChunks)] = {};  // [m][4 j + t]
+          for (int j = 0; j < nj; ++j)
             for (int lane = 0; lane < 32; ++lane) {
               const int g = lane / 4, t = lane % 4;
-              A[g][4 * j + t] = at(x0 + g + dx, yb - r.y + 4 * j + t, z + dz);
+              const long long y = yb - p.ry + ln.row_offset + 4 * j + t;
+              A[g][4 * j + t] = at(x0 + g + ln.dx, y, z + ln.dz);
+              A[g + 8][4 * j + t] = at(x0 + 8 + g + ln.dx, y, z + ln.dz);
             }
           for (int b = 0; b < NB; ++b)
-            for (int c = 0; c < KC; ++c)
-              for (int g = 0; g < 8; ++g)
+            for (int c = 0; c < ln.chunks; ++c)
+              for (int m = 0; m < 16; ++m)
                 for (int n = 0; n < 8; ++n)
                   for (int k = 0; k < 4; ++k)
-                    D[b][g][n] += A[g][4 * (2 * b + c) + k] * p.b_fragments[(l * KC + c) * 32 + 4 * n + k];
+                    D[b][m][n] += A[m][4 * (2 * b + c) + k] * p.b_fragments[(l * KC + c) * 32 + 4 * n + k];
         }
         for (int b = 0; b < NB; ++b)
-          for (int g = 0; g < 8; ++g)
+          for (int m = 0; m < 16; ++m)
             for (int n = 0; n < 8; ++n) {
-              const long long x = x0 + g, y = yb + 8 * b + n;
+              const long long x = x0 + m, y = yb + 8 * b + n;
               if (x >= nx || y >= ny) continue;
-              const bool interior = x >= r.x && x < nx - r.x && y >= r.y && y < ny - r.y && z >= r.z && z < nz - r.z;
-              out[static_cast<size_t>((z * ny + y) * nx + x)] = interior ? D[b][g][n] : at(x, y, z);
+              const bool interior = x >= p.rx && x < nx - p.rx && y >= p.ry && y < ny - p.ry && z >= p.rz && z < nz - p.rz;
+              out[static_cast<size_t>((z * ny + y) * nx + x)] = interior ? D[b][m][n] : at(x, y, z);
             }
       }
   return out;
 }
 
-TEST_CASE("plain-mma plan: column lines (dx, dz), chunks of 4 rows over 8 + 2 ry, the useful share per shape") {
-  const std::map<std::string, std::pair<int, int>> lines_chunks{{"2d5pt", {3, 3}},  {"2d9pt", {3, 3}}, {"2d13pt", {7, 4}},
-                                                                {"2d49pt", {7, 4}}, {"3d7pt", {5, 3}}, {"3d27pt", {9, 3}}};
+TEST_CASE("plain-mma plan: column lines (dx, dz), each line's chunks over its own dy range, the useful share") {
+  // (lines, mma per 8x8 block): a line of one point takes 2 chunks, a line over dy in [-r, r] ceil((8 + 2r) / 4).
+  const std::map<std::string, std::pair<int, int>> lines_mma{{"2d5pt", {3, 7}},  {"2d9pt", {3, 9}}, {"2d13pt", {7, 16}},
+                                                             {"2d49pt", {7, 28}}, {"3d7pt", {5, 11}}, {"3d27pt", {9, 27}}};
   for (const auto& s : builtin_stencil_shapes()) {
     INFO(s.name);
     const StencilColumnMmaPlan p = plan_stencil_column_mma(s);
-    CHECK(static_cast<int>(p.lines.size()) == lines_chunks.at(s.name).first);
-    CHECK(p.k_chunks == lines_chunks.at(s.name).second);
+    CHECK(static_cast<int>(p.lines.size()) == lines_mma.at(s.name).first);
+    CHECK(p.mma_per_block() == lines_mma.at(s.name).second);
     CHECK(p.k_chunks >= 2);
     CHECK(p.k_chunks <= kColumnMmaMaxChunks);
     CHECK(p.useful_fraction == ceiling_test::Rel(s.size() * 128.0 / (p.mma_per_block() * 512.0)).epsilon(1e-12));
@@ -530,11 +533,23 @@ TEST_CASE("plain-mma plan: column lines (dx, dz), chunks of 4 rows over 8 + 2 ry
     for (double w : p.b_fragments) sum += w;
     for (const auto& q : s.points) want += 8 * q.weight;
     CHECK(sum == ceiling_test::Rel(want).epsilon(1e-12));
+    // A line's rows: from its lowest dy to 7 past its highest, in whole chunks.
+    for (const auto& ln : p.lines) {
+      int lo = 99, hi = -99;
+      for (const auto& q : s.points)
+        if (q.dx == ln.dx && q.dz == ln.dz) {
+          lo = std::min(lo, q.dy);
+          hi = std::max(hi, q.dy);
+        }
+      CHECK(ln.row_offset == lo + p.ry);
+      CHECK(4 * ln.chunks >= 8 + hi - lo);
+      CHECK(4 * ln.chunks < 8 + hi - lo + 4);
+    }
   }
   CHECK(plan_stencil_column_mma(*find_builtin_stencil_shape("2d5pt")).useful_fraction ==
-        ceiling_test::Rel(5.0 * 128 / (9 * 512)).epsilon(1e-12));
+        ceiling_test::Rel(5.0 * 128 / (7 * 512)).epsilon(1e-12));
   CHECK(plan_stencil_column_mma(*find_builtin_stencil_shape("2d49pt")).text() ==
-        "7 lines x 4 chunks: 28 mma.m8n8k4 per 8x8 block, 43.8% of the products useful");
+        "7 lines, 28 mma.m16n8k4 per 16x8 block (43.8% of the products useful)");
   // The largest radius a user's shape may have still fits the compiled chunks.
   StencilShape far{"far", 2, {{0, 0, 0, 0.5}, {0, kMaxStencilRadius, 0, 0.25}, {0, -kMaxStencilRadius, 0, 0.25}}};
   CHECK(plan_stencil_column_mma(far).k_chunks == kColumnMmaMaxChunks);
@@ -544,7 +559,7 @@ TEST_CASE("plain-mma kernel: the algorithm, emulated lane by lane, reproduces th
   std::mt19937_64 rng(23);
   std::uniform_real_distribution<double> u(-1, 1);
   std::vector<StencilShape> shapes = builtin_stencil_shapes();
-  shapes.push_back(StencilShape{"lopsided", 2, {{0, 0, 0, 0.5}, {2, 0, 0, 0.25}, {0, -1, 0, -0.75}, {-1, 1, 0, 0.125}, {1, 3, 0, 0.0625}}});
+  shapes.push_back(StencilShape{"lopsided", 2, {{0, 0, 0, 0.5}, {2, 0, 0, 0.25}, {0, -1, 0, -0.75}, {-1, 1, 0, 0.125}, {1, 3, 0, 0.0625}, {1, 2, 0, 0.5}}});
   shapes.push_back(StencilShape{"lopsided3", 3, {{0, 0, 0, 0.5}, {1, 0, -1, 0.25}, {0, 2, 0, -0.75}, {-1, -1, 1, 0.125}}});
   for (const auto& s : shapes) {
     const StencilDomain d = parse_stencil_domain(s.dims == 2 ? "141x75" : "71x37x9");
@@ -559,4 +574,3 @@ TEST_CASE("plain-mma kernel: the algorithm, emulated lane by lane, reproduces th
     }
   }
 }
-
