@@ -266,6 +266,7 @@ KernelResult evaluate(const HardwareDescriptor& hw, const KernelModel& k, Comput
     r.tight_bandwidth = tb.bandwidth;
     r.tight_first_byte_from = tb.first_byte_from;
     r.tight_passes = tb.passes;
+    r.passes = k.passes;
     for (const auto& m : tb.missing) r.tight_missing += (r.tight_missing.empty() ? "" : ", ") + m;
     r.tight_verdict = r.tight_efficiency <= 1.0 + measurement_margin(t) ? "within-bound" : "beats-bound";
     if (r.tight_verdict == "beats-bound") r.tight_reason = tight_beats_reason(hw, r);
@@ -311,6 +312,9 @@ std::vector<SpeedupResult> speedups(const std::vector<KernelResult>& results) {
       // more bytes than the tensor-core one is another algorithm (a stencil's one pass per step
       // against fused steps) and pairing them would credit the tensor cores with the fusion.
       if (tc.traffic_bytes > 0 && cc.traffic_bytes > tc.traffic_bytes * (1 + 1e-9)) continue;
+      // Nor another number of passes: a tensor-core kernel of one launch per step against fused steps
+      // on the CUDA cores would charge the tensor cores with the passes.
+      if (cc.passes != tc.passes) continue;
       SpeedupResult s;
       s.kernel = tc.kernel;
       s.precision = tc.precision;
@@ -544,6 +548,7 @@ ojson to_json(const ValidationReport& r) {
                           {"bandwidth_bytes_per_s", x.tight_bandwidth}, {"first_byte_from", x.tight_first_byte_from},
                           {"verdict", x.tight_verdict},     {"missing", x.tight_missing}};
     if (x.tight_bound_time_s > 0 && x.tight_passes > 1) e["tight_bound"]["passes"] = x.tight_passes;
+    if (x.passes > 1) e["passes"] = x.passes;
     if (x.tight_bound_time_s > 0 && !x.tight_reason.empty()) e["tight_bound"]["reason"] = x.tight_reason;
     e["bound_note"] = x.bound_note;
     e["sm_clock_hz"] = x.sm_clock_hz;

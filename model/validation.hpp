@@ -115,6 +115,7 @@ struct KernelResult {
   double tight_bandwidth = 0;          // the tight roof (the mix's measured maximum), bytes/s
   std::string tight_first_byte_from;   // "ramp envelope" | "level latency"
   int tight_passes = 1;                // launch and first byte counted this many times (KernelModel::passes, back-to-back)
+  int passes = 1;                      // the model's dependent passes over the data (KernelModel::passes): a stencil's one launch per step
   std::string tight_verdict;  // "within-bound" | "beats-bound" (a defect in the kernel or a term)
   std::string tight_missing;  // descriptor fields the tight bound lacked (their terms taken as 0)
   std::string tight_reason;   // beats-bound only: which term fails (tight_beats_reason)

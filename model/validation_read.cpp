@@ -119,7 +119,7 @@ KernelResult Reader::result(Tok t, const std::string& w) {
     achieved_bytes_per_s, achieved_flop_per_s, bound_time_s, efficiency, verdict, verdict_reason,
     bound_bandwidth, bandwidth_source, bound_level, t_memory_s, t_compute_s, alpha, eq22, eq23, upper, tight_bound,
     bound_note, sm_clock_hz, l2_flushed, flagged, flag_reason, verify_error, description, streams, dram_pattern,
-    implementation, label
+    implementation, label, passes_
   };
   static const Keys keys = {
       {"kernel", kernel}, {"variant", variant}, {"precision", precision}, {"size", size_},
@@ -133,7 +133,7 @@ KernelResult Reader::result(Tok t, const std::string& w) {
       {"speedup_upper_bound", upper}, {"tight_bound", tight_bound}, {"bound_note", bound_note},
       {"sm_clock_hz", sm_clock_hz}, {"l2_flushed", l2_flushed}, {"flagged", flagged}, {"flag_reason", flag_reason},
       {"verify_error", verify_error}, {"description", description}, {"streams", streams},
-      {"dram_pattern", dram_pattern}, {"implementation", implementation}, {"label", label}};
+      {"dram_pattern", dram_pattern}, {"implementation", implementation}, {"label", label}, {"passes", passes_}};
   KernelResult x;
   bool has_bound_level = false;
   object(t, w, keys,
@@ -255,6 +255,10 @@ KernelResult Reader::result(Tok t, const std::string& w) {
                break;
              }
              case implementation: x.implementation = str(v, w, "implementation"); break;
+             case passes_:
+               x.passes = integer(v, w, "passes");
+               if (x.passes < 1) wrong(v, w, "passes", "an integer >= 1");
+               break;
              case label: x.label = str(v, w, "label"); break;
            }
          });

@@ -246,7 +246,7 @@ TEST_CASE("speedups pair CUDA-core and tensor-core results and hold them against
   CHECK(s2[0].verdict == "within-bound");
 }
 
-TEST_CASE("speedups pair a tensor-core result only with CUDA-core results that move no more bytes by their model") {
+TEST_CASE("speedups pair a tensor-core result only with CUDA-core results of as many passes that move no more bytes by their model") {
   // A stencil at t = 3: one pass per step moves 3 Q, the fused CUDA-core and tensor-core variants Q.
   std::vector<KernelResult> rs;
   KernelResult plain = synthetic_result("cuda_core", 1e8, 900e-6, "dram");
@@ -264,6 +264,19 @@ TEST_CASE("speedups pair a tensor-core result only with CUDA-core results that m
   // A CUDA-core result with less traffic than the tensor core's (SpMV CSR against a padded layout) pairs.
   rs[0].traffic_bytes = tc.traffic_bytes / 2;
   CHECK(speedups(rs).size() == 2);
+  // A tensor-core kernel of one launch per step (3 passes, 3 Q) pairs with the CUDA-core one (plain),
+  // not with fused steps (blocked: fewer bytes, one pass), which would charge the tensor cores with
+  // the passes.
+  plain.passes = 3;
+  KernelResult plain_mma = tc;
+  plain_mma.implementation = "plain-mma";
+  plain_mma.traffic_bytes = plain.traffic_bytes;
+  plain_mma.passes = 3;
+  const auto s2 = speedups({plain, blocked, plain_mma});
+  REQUIRE(s2.size() == 1);
+  CHECK(s2[0].cuda_core_implementation == "plain");
+  CHECK(s2[0].tensor_core_implementation == "plain-mma");
+  CHECK(s2[0].measured == ceiling_test::Rel(900.0 / 450.0));
 }
 
 TEST_CASE("geomeans of T(CC)/T(TC) per side of the L2 split, and the paper's CUDA-core speedup") {
@@ -351,6 +364,7 @@ TEST_CASE("results JSON: the FORMATS.md keys, round trip, strict reading") {
   CHECK(r.geomeans[0].cc_over_tc == ceiling_test::Rel(0.8));
   CHECK(r.geomeans[0].cc_speedup == ceiling_test::Rel(1.25));
   REQUIRE(r.overlap_fits.size() == 2);
+  r.results[0].passes = 3;  // a kernel of one launch per step: the key appears above 1 and reads back
 
   const auto j = to_json(r);
   CHECK(j["schema"] == "ceiling/validation/1");
@@ -367,6 +381,8 @@ TEST_CASE("results JSON: the FORMATS.md keys, round trip, strict reading") {
   for (const char* k : {"median", "min", "max", "cv", "repeats"}) CHECK_MESSAGE(e["time_s"].contains(k), k);
   CHECK(e["size"]["n"] == 100000);
   CHECK(e["time_s"]["launches"] == 100000);
+  CHECK(e["passes"] == 3);
+  CHECK_FALSE(j["results"][1].contains("passes"));
   for (const char* k : {"kernel", "size", "working_set_bytes", "memory_level", "measured", "bound_eq22", "limit_eq23",
                         "verdict"})
     CHECK_MESSAGE(j["speedups"][0].contains(k), k);
@@ -379,6 +395,9 @@ TEST_CASE("results JSON: the FORMATS.md keys, round trip, strict reading") {
   auto bad = nlohmann::json::parse(j.dump());
   bad["schema"] = "ceiling/validation/0";
   CHECK_THROWS_WITH_AS(from_json(bad), doctest::Contains("schema"), std::runtime_error);
+  bad = nlohmann::json::parse(j.dump());
+  bad["results"][0]["passes"] = 0;
+  CHECK_THROWS_WITH_AS(from_json(bad), doctest::Contains("passes"), std::runtime_error);
   bad = nlohmann::json::parse(j.dump());
   bad["results"][1].erase("efficiency");
   CHECK_THROWS_WITH_AS(from_json(bad), doctest::Contains("results[1]: missing key 'efficiency'"), std::runtime_error);
