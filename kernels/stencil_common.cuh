@@ -1,9 +1,10 @@
 // What the stencil variants share (issue 11): the registered shape and the domain a sweep point
-// names, the grids on the device, fresh random input per seed, poisoned output, the four kernels
+// names, the grids on the device, fresh random input per seed, poisoned output, the five kernels
 // (plain: one pass per step; blocked: t steps fused in a shared-memory tile; streaming: t steps
 // fused while a section streams plane by plane through per-level rings in shared memory (2.5-D
-// blocking); tensor core: the blocked tile, each step as FP64 mma.m8n8k4 products,
-// kernels/stencil_plan.hpp) and the check against the
+// blocking); tensor core: the blocked tile, each step as FP64 mma.m8n8k4 products; plain-mma: one
+// pass per step, column lines x Toeplitz over y on mma.m16n8k4; kernels/stencil_plan.hpp) and the
+// check against the
 // CPU reference (model/stencil_shape.hpp): the whole domain when it is small, else every output
 // scanned for the poison on the device and a sample of points (random, the faces and the corners)
 // against their light cones; norm-wise relative error <= 1e-12.
