@@ -797,6 +797,19 @@ inline const StencilShape& shape_of(const KernelParams& params) {
   return registered_stencil_shape(static_cast<int>(it->second));
 }
 
+// The model of a variant of one launch per step (plain, plain-mma): each step reads and writes the
+// grid, so Q is t times the kind's, and the t dependent launches each pay the launch and first byte
+// when timed back-to-back.
+inline KernelModel one_pass_per_step(const KernelParams& params, KernelModel k) {
+  const double t = params.count("steps") ? params.at("steps") : 1.0;
+  k.traffic_bytes *= t;
+  k.read_bytes *= t;
+  k.write_bytes *= t;
+  k.passes = static_cast<int>(t);
+  k.description += " (one pass per step: Q x " + std::to_string(static_cast<int>(t)) + ")";
+  return k;
+}
+
 inline StencilDomain domain_of(const StencilShape& s, const KernelParams& p) {
   StencilDomain d;
   d.dims = s.dims;

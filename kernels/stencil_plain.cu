@@ -21,15 +21,7 @@ KernelVariant plain_variant() {
   v.description =
       "one launch per step: shapes of 13+ points by the rows / planes kernel; 2-D radius-1 shapes by columns, 8 rows "
       "per thread; others one point per thread";
-  v.adjust_model = [](const KernelParams& params, KernelModel k) {
-    const double t = params.count("steps") ? params.at("steps") : 1.0;  // each step reads and writes the grid
-    k.traffic_bytes *= t;
-    k.read_bytes *= t;
-    k.write_bytes *= t;
-    k.passes = static_cast<int>(t);  // t dependent launches: each pays the launch and first byte when timed back-to-back
-    k.description += " (one pass per step: Q x " + std::to_string(static_cast<int>(t)) + ")";
-    return k;
-  };
+  v.adjust_model = one_pass_per_step;
   v.create = [](const KernelParams& params, const RunContext& ctx) -> std::unique_ptr<KernelInstance> {
     return std::make_unique<StencilInstance<StencilMethod::plain>>(params, ctx);
   };

@@ -5,6 +5,7 @@
 // StencilColumnMmaPlan): no shared-memory tile, the rows re-read by the lines through L1. The share
 // of the tensor core it can use is |S| 128 / (lines K/4 512), set per shape in its model.
 #include <memory>
+#include <utility>
 
 #include "stencil_common.cuh"
 
@@ -25,13 +26,7 @@ KernelVariant plain_mma_variant() {
     const auto it = params.find("shape_id");
     if (it != params.end())
       k.tensor_core_fraction = plan_stencil_column_mma(registered_stencil_shape(static_cast<int>(it->second))).useful_fraction;
-    const double t = params.count("steps") ? params.at("steps") : 1.0;  // each step reads and writes the grid
-    k.traffic_bytes *= t;
-    k.read_bytes *= t;
-    k.write_bytes *= t;
-    k.passes = static_cast<int>(t);
-    k.description += " (one pass per step: Q x " + std::to_string(static_cast<int>(t)) + ")";
-    return k;
+    return one_pass_per_step(params, std::move(k));
   };
   v.create = [](const KernelParams& params, const RunContext& ctx) -> std::unique_ptr<KernelInstance> {
     return std::make_unique<StencilInstance<StencilMethod::tensor_core_plain>>(params, ctx);
