@@ -16,10 +16,12 @@
 #include <vector>
 
 #include "common.hpp"
+#include "kernels/stencil_plan.hpp"
 #include "model/descriptor.hpp"
 #include "model/kernel_kind.hpp"
 #include "model/kernel_model.hpp"
 #include "model/link.hpp"
+#include "model/roofline.hpp"
 #include "model/sparse_matrix.hpp"
 #include "model/stencil_shape.hpp"
 #include "model/units.hpp"
@@ -195,14 +197,53 @@ std::string fraction_text(double f) {
 }
 
 // The shape's figures beside the prediction: name, |S|, radius and Eq. 14's depth for this shape.
-nlohmann::json shape_json(const StencilShape& s, const Prediction& r, Precision p) {
+// The tensor-core formulations of a stencil that validate runs (FP64 only): what share of each mma's
+// products is useful, the alpha that leaves against the CUDA cores, and the speedup that alpha allows at
+// the variant's own intensity (plain-mma makes one pass per step: I / t; toeplitz-mma fuses the t steps:
+// I, as the CUDA-core variant it pairs with).
+// The kind's alpha above assumes every tensor-core product useful; a real Toeplitz formulation pads
+// each line to whole chunks of 4 and fills the matrix's zeros, so its alpha is the useful share of it.
+struct StencilTcFormulation {
+  std::string variant, how;
+  int mma_per_block = 0;
+  double useful = 0, alpha = 0, upper = 0, eq22 = 0;
+};
+std::vector<StencilTcFormulation> stencil_tc_formulations(const StencilShape& s, const Prediction& r, Precision p,
+                                                          int steps) {
+  std::vector<StencilTcFormulation> out;
+  if (p != Precision::fp64 || !(r.peak_cuda_core > 0) || !(r.peak_tensor_core > 0)) return out;
+  const auto add = [&](std::string variant, std::string how, int mma, double useful, double intensity) {
+    StencilTcFormulation f{std::move(variant), std::move(how), mma, useful, 0, 0, 0};
+    f.alpha = useful * r.peak_tensor_core / r.peak_cuda_core;
+    f.upper = speedup_upper_bound(f.alpha, r.balance_cuda_core, intensity);
+    f.eq22 = speedup_bound(f.alpha, r.balance_cuda_core, intensity);
+    out.push_back(std::move(f));
+  };
+  const kernels::StencilColumnMmaPlan c = kernels::plan_stencil_column_mma(s);
+  add("plain-mma", "one pass per step, 16x8 blocks, column lines x Toeplitz over y, mma.m16n8k4", c.mma_per_block(),
+      c.useful_fraction, r.intensity / std::max(1, steps));
+  const kernels::StencilTensorCorePlan t = kernels::plan_stencil_tensor_core(s);
+  add("toeplitz-mma", "fused steps in a tile, 8x8 blocks, row lines x Toeplitz over x, mma.m8n8k4", t.mma_per_block(),
+      t.useful_fraction, r.intensity);
+  return out;
+}
+
+nlohmann::json shape_json(const StencilShape& s, const Prediction& r, Precision p, int steps) {
   return {{"name", s.name},
           {"source", s.source},
           {"dims", s.dims},
           {"points", s.size()},
           {"radius", s.radius()},
           {"radius_xyz", {s.radius(0), s.radius(1), s.radius(2)}},
-          {"temporal_blocking_min_steps", temporal_blocking_min_steps_for_shape(s, r.balance_cuda_core, p)}};
+          {"temporal_blocking_min_steps", temporal_blocking_min_steps_for_shape(s, r.balance_cuda_core, p)},
+          {"tensor_core_formulations", [&] {
+             nlohmann::json a = nlohmann::json::array();
+             for (const auto& f : stencil_tc_formulations(s, r, p, steps))
+               a.push_back({{"variant", f.variant}, {"how", f.how}, {"mma_per_block", f.mma_per_block},
+                            {"useful_fraction", f.useful}, {"alpha", f.alpha}, {"speedup_bound_eq22", f.eq22},
+                            {"speedup_upper_bound", f.upper}});
+             return a;
+           }()}};
 }
 
 nlohmann::json to_json(const HardwareDescriptor& hw, const fs::path& hw_path, const KernelModel& k,
@@ -325,6 +366,15 @@ void print_human(const HardwareDescriptor& hw, const KernelModel& k, const Predi
   if (shape)
     o += fmt::format("  {:<38}t |S|/D > B for {} (|S| = {}): t >= {} (Eq. 14)\n", "temporal blocking, this shape",
                      shape->name, shape->size(), temporal_blocking_min_steps_for_shape(*shape, r.balance_cuda_core, k.precision));
+  if (shape) {
+    const auto forms = stencil_tc_formulations(*shape, r, k.precision, k.temporal_steps);
+    if (!forms.empty())
+      o += "  tensor-core formulations of this shape (validate's variants; alpha = useful share x P(TC) / P(CC)):\n";
+    for (const auto& f : forms)
+      o += fmt::format("    {:<13}{}: {} mma per block, {} useful -> alpha {}: tensor cores gain at most {}{}\n",
+                       f.variant, f.how, f.mma_per_block, fraction_text(f.useful), ratio(f.alpha), ratio(f.upper),
+                       f.alpha <= 1 ? " (alpha <= 1)" : "");
+  }
   o += fmt::format("\n  numbers from: {}\n", r.source);
   for (const auto& line : r.provenance) o += "    " + line + "\n";
   for (const auto& [key, citation] : hw.references)
@@ -457,7 +507,7 @@ Subcommand add_predict(CLI::App& root) {
                      {"bandwidth_max_bytes_per_s", opt.link->bandwidth_max}, {"latency_s", opt.link->latency_s},
                      {"read_fraction", opt.link->read_fraction}, {"node", a->node}};
       if (!label.empty()) j["matrix"] = label;
-      if (shape) j["stencil_shape"] = shape_json(*shape, r, k.precision);
+      if (shape) j["stencil_shape"] = shape_json(*shape, r, k.precision, k.temporal_steps);
       std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     } else {
       print_human(hw, k, r, shape);

@@ -80,6 +80,42 @@ TEST_CASE("cli predict: tensor-core SCALE at 1/8 of FP64 TC peak: 2.4 (A100), 8.
   CHECK(g["temporal_blocking_min_steps"].is_null());
 }
 
+TEST_CASE("cli predict: a stencil's tensor-core formulations, their useful share and the alpha it leaves") {
+  // What-if peaks: P(CC) 10, P(TC) 20 TFLOP/s, 1 TB/s. 2d5pt at t = 3 (I = 1.875, B = 10).
+  const std::string what_if = "--peak-cuda-core '10 TFLOP/s' --peak-tensor-core '20 TFLOP/s' --bandwidth '1 TB/s'";
+  const auto j = predict_json("--hw gh200 --kernel stencil --shape 2d5pt --nx 9000 --ny 9000 --steps 3 " + what_if);
+  const auto& f = j["stencil_shape"]["tensor_core_formulations"];
+  REQUIRE(f.size() == 2);
+  CHECK(f[0]["variant"] == "plain-mma");
+  CHECK(f[0]["mma_per_block"] == 7);  // 3 column lines: the centre over dy in [-1, 1] 3 chunks, two single points 2 each
+  CHECK(f[0]["useful_fraction"].get<double>() == ceiling_test::Rel(5.0 * 128 / (7 * 512)));
+  CHECK(f[0]["alpha"].get<double>() == ceiling_test::Rel(2 * 5.0 * 128 / (7 * 512)));
+  CHECK(f[1]["variant"] == "toeplitz-mma");
+  CHECK(f[1]["mma_per_block"] == 9);  // 3 row lines x 3 chunks of the 12 padded columns
+  CHECK(f[1]["alpha"].get<double>() == ceiling_test::Rel(2 * 5.0 * 128 / (9 * 512)));
+  for (const auto& x : f) {
+    // alpha < 1 on a memory-bound kernel: un-overlapped below 1, overlapped exactly 1.
+    CHECK(x["speedup_bound_eq22"].get<double>() < 1);
+    CHECK(x["speedup_upper_bound"].get<double>() == ceiling_test::Rel(1.0));
+  }
+  // A shape dense enough, on a machine whose tensor cores are 8x its CUDA cores, leaves alpha > 1 (2d49pt:
+  // 28 mma per block, 43.75% useful -> alpha 3.5); one pass per step keeps plain-mma at I / t.
+  const auto d = predict_json("--hw gh200 --kernel stencil --shape 2d49pt --nx 9000 --ny 9000 --steps 2 "
+                              "--peak-cuda-core '10 TFLOP/s' --peak-tensor-core '80 TFLOP/s' --bandwidth '1 TB/s'");
+  const auto& g = d["stencil_shape"]["tensor_core_formulations"];
+  REQUIRE(g.size() == 2);
+  CHECK(g[0]["alpha"].get<double>() == ceiling_test::Rel(3.5));
+  const double i_pass = 49 * 2 / 16.0, b = 10;  // plain-mma: one pass at I = 6.125 < B
+  CHECK(g[0]["speedup_bound_eq22"].get<double>() == ceiling_test::Rel(1 + (3.5 - 1) / (1 + 3.5 * b / i_pass)));
+  CHECK(g[1]["speedup_bound_eq22"].get<double>() == ceiling_test::Rel(1 + (3.5 - 1) / (1 + 3.5 * b / (2 * i_pass))));
+  // The text names them; other precisions have none.
+  const Run t = predict("--hw gh200 --kernel stencil --shape 2d5pt --nx 9000 --ny 9000 --steps 3 " + what_if);
+  CHECK(t.out.find("tensor-core formulations of this shape") != std::string::npos);
+  CHECK(t.out.find("plain-mma") != std::string::npos);
+  const auto fp32 = predict_json("--hw gh200 --kernel stencil --shape 2d5pt --nx 9000 --ny 9000 --precision fp32 " + what_if);
+  CHECK(fp32["stencil_shape"]["tensor_core_formulations"].empty());
+}
+
 TEST_CASE("cli predict: 2d5pt at balance 9.99 needs 16 temporal steps (Eq. 14)") {
   const std::string what_if = "--peak-cuda-core '9.99 TFLOP/s' --bandwidth '1 TB/s'";
   const auto j = predict_json("--hw gh200 --kernel stencil --points 5 --dims 2 --nx 9000 --ny 9000 " + what_if);
