@@ -1,9 +1,10 @@
 // Stencil on FP64 tensor cores, one launch per step (the plain variant's tensor-core twin, so that
-// Eq. 22 compares the same traffic: t passes over the grid on both units). Each 8 (x) x 8 (y)
-// output block is, per column line (dx, dz) of the shape, (8 columns x K rows of the input) x (K x 8
-// Toeplitz matrix of the line's weights over dy) on mma.m8n8k4 (kernels/stencil_plan.hpp,
-// StencilColumnMmaPlan): no shared-memory tile, the rows re-read by the lines through L1. The share
-// of the tensor core it can use is |S| 128 / (lines K/4 512), set per shape in its model.
+// Eq. 22 compares the same traffic: t passes over the grid on both units). Each 16 (x) x 8 (y)
+// output block is, per column line (dx, dz) of the shape, (16 columns x K rows of the input) x (K x 8
+// Toeplitz matrix of the line's weights over dy) on mma.m16n8k4 (two m8n8k4 on sm_80;
+// kernels/stencil_plan.hpp, StencilColumnMmaPlan): no shared-memory tile, the rows re-read by the
+// lines through L1. The share of the tensor core it can use is |S| 128 / (the lines' chunks x 512),
+// set per shape in its model.
 #include <memory>
 #include <utility>
 
@@ -19,8 +20,8 @@ KernelVariant plain_mma_variant() {
   v.unit = ComputeUnit::tensor_core;
   v.precision = Precision::fp64;
   v.description =
-      "one launch per step, each 8x8 block as (8 columns x K rows) x (Toeplitz of each column line's weights), FP64 "
-      "mma.m8n8k4";
+      "one launch per step, each 16x8 block as (16 columns x K rows) x (Toeplitz of each column line's weights), FP64 "
+      "mma.m16n8k4";
   v.tensor_core_fraction = 0;  // per shape, below
   v.adjust_model = [](const KernelParams& params, KernelModel k) {
     const auto it = params.find("shape_id");
