@@ -1,5 +1,5 @@
-// cp.async (sm_80+) wrappers shared by the probes and the validation kernels: 16- and 4-byte
-// global->shared copies, commit and wait on groups. The "memory" clobbers keep the compiler from
+// cp.async (sm_80+) wrappers shared by the probes and the validation kernels: 16-, 8- (zero-fill)
+// and 4-byte global->shared copies, commit and wait on groups. The "memory" clobbers keep the compiler from
 // moving shared-memory accesses across them.
 #pragma once
 #include <cstdint>
@@ -14,6 +14,12 @@ __device__ __forceinline__ void cp_async16(void* dst, const void* src) {
 }
 __device__ __forceinline__ void cp_async4(void* dst, const void* src) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem_addr(dst)), "l"(src) : "memory");
+}
+// 8 bytes, or zeros where `valid` is false (src-size 0: nothing is read; src must still be a
+// global address, any one).
+__device__ __forceinline__ void cp_async8_zfill(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(valid ? 8 : 0)
+               : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>

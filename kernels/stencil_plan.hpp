@@ -20,7 +20,27 @@
 
 #include "model/stencil_shape.hpp"
 
+#ifndef CEILING_HOST_DEVICE  // also kernels/random.hpp
+#if defined(__CUDACC__)
+#define CEILING_HOST_DEVICE __host__ __device__
+#else
+#define CEILING_HOST_DEVICE
+#endif
+#endif
+
 namespace ceiling::kernels {
+
+// c / d for a small divisor d > 0 as one multiply: (c m) >> 32 with m = ceil(2^32 / d) (m = 0 stands
+// for d = 1). Exact whenever c d < 2^32 (the error term c (m d - 2^32) / 2^32 stays below 1; powers of
+// two are exact for every c). The tile kernels walk a region of at most 2^15 cells with d <= 2^11,
+// one index per cell: a hardware division per cell cost more than the stencil.
+struct SmallDiv {
+  unsigned d = 1, m = 0;
+  CEILING_HOST_DEVICE explicit SmallDiv(unsigned divisor) : d(divisor), m(divisor > 1 ? 0xFFFFFFFFu / divisor + 1 : 0) {}
+  CEILING_HOST_DEVICE unsigned div(unsigned c) const {
+    return m ? static_cast<unsigned>((static_cast<unsigned long long>(c) * m) >> 32) : c;
+  }
+};
 
 struct StencilRadii {
   int x = 0, y = 0, z = 0;

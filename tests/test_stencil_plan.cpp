@@ -574,3 +574,31 @@ TEST_CASE("plain-mma kernel: the algorithm, emulated lane by lane, reproduces th
     }
   }
 }
+
+TEST_CASE("SmallDiv: the tile kernels' division by a multiply is exact over their range") {
+  // Every divisor a region width can take (<= 2^11) and every cell index of a tile (< 2^15): the
+  // kernels' cell walk (kernels/stencil_common.cuh) depends on it.
+  long long wrong = 0;
+  for (unsigned d = 1; d <= 2048; ++d) {
+    const SmallDiv q(d);
+    for (unsigned c = 0; c < (1u << 15); ++c) wrong += q.div(c) != c / d;
+  }
+  CHECK(wrong == 0);
+  // The stated condition (c d < 2^32) is what keeps it exact: past it, a divisor that is not a
+  // power of two goes wrong (3 at c = 2^32 - 2, 7 at 2^32 - 5), a power of two never does.
+  CHECK(SmallDiv(3).div(0xFFFFFFFEu) != 0xFFFFFFFEu / 3);
+  CHECK(SmallDiv(7).div(0xFFFFFFFBu) != 0xFFFFFFFBu / 7);
+  CHECK(SmallDiv(1024).div(0xFFFFFFFFu) == 0xFFFFFFFFu / 1024);
+  CHECK(SmallDiv(1).div(0xFFFFFFFFu) == 0xFFFFFFFFu);
+  // The largest tile any plan makes stays inside that range.
+  for (const char* name : {"2d5pt", "2d9pt", "2d13pt", "2d49pt", "3d7pt", "3d27pt"})
+    for (int steps = 1; steps <= 4; ++steps)
+      for (bool tc : {false, true}) {
+        const StencilTile t = plan_stencil_tile(*find_builtin_stencil_shape(name), steps, tc, 227 * 1024);
+        CAPTURE(name);
+        CAPTURE(steps);
+        CHECK(static_cast<long long>(t.bx) * t.by * t.bz < (1 << 15));
+        CHECK(t.bx <= 2048);
+        CHECK(t.by <= 2048);
+      }
+}
