@@ -226,15 +226,32 @@ __device__ __forceinline__ void tile_load(const double* __restrict__ in, double*
                                           long long gz0) {
   const int x1 = min(t.tx + 2 * t.hx, box.ox1), y1 = min(t.ty + 2 * t.hy, box.oy1), z1 = min(t.tz + 2 * t.hz, box.oz1);
   const int cells = t.bx * t.by * t.bz;
-  const SmallDiv dx(static_cast<unsigned>(t.bx)), dy(static_cast<unsigned>(t.by));
-  for (int c = tile_thread(); c < cells; c += kStencilThreads) {
-    const int q = static_cast<int>(dx.div(static_cast<unsigned>(c))), lx = c - q * t.bx;
-    const int lz = static_cast<int>(dy.div(static_cast<unsigned>(q))), ly = q - lz * t.by;
-    const bool valid = LocalBox::in_range(lx, box.ox0, x1) && LocalBox::in_range(ly, box.oy0, y1) &&
-                       LocalBox::in_range(lz, box.oz0, z1);
-    const double* src = in + ((gz0 + lz) * g.ny + gy0 + ly) * g.nx + gx0 + lx;  // only read where `valid`
+  const int dq = kStencilThreads / t.bx, dr = kStencilThreads - dq * t.bx;  // rows and cells per pass
+  const long long pass = dq * g.nx + dr, row_skip = g.nx - t.bx, plane_skip = (g.ny - t.by) * g.nx;
+  int c = tile_thread();
+  const int q0 = static_cast<int>(SmallDiv(static_cast<unsigned>(t.bx)).div(static_cast<unsigned>(c)));
+  int cx = c - q0 * t.bx;
+  int cz = static_cast<int>(SmallDiv(static_cast<unsigned>(t.by)).div(static_cast<unsigned>(q0)));
+  int cy = q0 - cz * t.by;
+  const double* src = in + ((gz0 + cz) * g.ny + gy0 + cy) * g.nx + gx0 + cx;  // only read where valid
+  for (; c < cells; c += kStencilThreads) {
+    const bool valid = LocalBox::in_range(cx, box.ox0, x1) && LocalBox::in_range(cy, box.oy0, y1) &&
+                       LocalBox::in_range(cz, box.oz0, z1);
     gpu::cp_async8_zfill(A + c, valid ? src : in, valid);
     B[c] = 0.0;
+    cx += dr;
+    cy += dq;
+    src += pass;
+    if (cx >= t.bx) {
+      cx -= t.bx;
+      ++cy;
+      src += row_skip;
+    }
+    while (cy >= t.by) {
+      cy -= t.by;
+      ++cz;
+      src += plane_skip;
+    }
   }
   gpu::cp_async_commit();
   gpu::cp_async_wait<0>();  // this thread's copies; the caller's __syncthreads makes them the block's
@@ -255,51 +272,80 @@ __device__ __forceinline__ void tile_store(double* __restrict__ out, const doubl
   }
 }
 
-// One step on CUDA cores over the region [s r, extent - s r) of the tile.
+// One step on CUDA cores over the region [s r, extent - s r) of the tile: thread i takes cells i, i +
+// 256, ... of the region, its position advanced by adds (no division per cell). Edge: a tile at the
+// domain's edge, where the stencil is computed everywhere in the region (its reads stay in the tile)
+// and the fixed boundary (copied) and the cells outside the domain (0) are selected, no branch per
+// cell; most tiles lie inside the interior for the whole region and skip the tests.
+template <int N, bool Edge>
+__device__ __forceinline__ void tile_walk_cuda_core(const double* A, double* B, const Tile& t, const LocalBox& box,
+                                                    int lox, int loy, int loz, int w, int h, int d, int npts) {
+  const int cells = w * h * d;
+  const SmallDiv dw(static_cast<unsigned>(w)), dh(static_cast<unsigned>(h));
+  const int dq = kStencilThreads / w, dr = kStencilThreads - dq * w;  // rows and cells per pass
+  // Byte steps, held in registers: a pass, from a row's end to the next row, from a plane's last row to
+  // the next plane, from a cell of A to the same cell of B.
+  int pass = (dq * t.bx + dr) * 8, row_skip = (t.bx - w) * 8, plane_skip = (t.by - h) * t.bx * 8;
+  int to_b = static_cast<int>(B - A) * 8;
+  asm volatile("" : "+r"(pass), "+r"(row_skip), "+r"(plane_skip), "+r"(to_b));
+  int c = tile_thread();
+  const int q0 = static_cast<int>(dw.div(static_cast<unsigned>(c)));
+  int cx = c - q0 * w;
+  int cz = static_cast<int>(dh.div(static_cast<unsigned>(q0)));
+  int cy = q0 - cz * h;
+  const char* a = reinterpret_cast<const char*>(A + ((loz + cz) * t.by + loy + cy) * t.bx + lox + cx);
+  // The points' byte offsets, held in registers (else each load recomputed its offset: 3 integer
+  // instructions per point instead of 1).
+  int off[N > 0 ? N : 1];
+  if constexpr (N > 0) {
+#pragma unroll
+    for (int p = 0; p < N; ++p) {
+      off[p] = c_soffset[p] * static_cast<int>(sizeof(double));
+      if constexpr (N <= 27) asm volatile("" : "+r"(off[p]));
+    }
+  }
+  for (; c < cells; c += kStencilThreads) {
+    double v = 0.0;
+    if constexpr (N > 0) {
+#pragma unroll
+      for (int p = 0; p < N; ++p) v = fma(c_weight[p], *reinterpret_cast<const double*>(a + off[p]), v);
+    } else {
+#pragma unroll 4
+      for (int p = 0; p < npts; ++p) v = fma(c_weight[p], reinterpret_cast<const double*>(a)[c_soffset[p]], v);
+    }
+    if constexpr (Edge) {
+      const int lx = lox + cx, ly = loy + cy, lz = loz + cz;
+      const double own = *reinterpret_cast<const double*>(a);
+      v = box.interior(lx, ly, lz) ? v : box.inside(lx, ly, lz) ? own : 0.0;
+    }
+    *reinterpret_cast<double*>(const_cast<char*>(a) + to_b) = v;
+    cx += dr;
+    cy += dq;
+    a += pass;
+    if (cx >= w) {
+      cx -= w;
+      ++cy;
+      a += row_skip;
+    }
+    while (cy >= h) {
+      cy -= h;
+      ++cz;
+      a += plane_skip;
+    }
+  }
+}
+
 template <int N>
 __device__ __forceinline__ void tile_step_cuda_core(const double* A, double* B, const Grid& g, const Tile& t,
                                                     const LocalBox& box, int s, int npts) {
   const int lox = s * g.rx, w = t.tx + 2 * t.hx - 2 * s * g.rx;
   const int loy = s * g.ry, h = t.ty + 2 * t.hy - 2 * s * g.ry;
   const int loz = s * g.rz, d = t.tz + 2 * t.hz - 2 * s * g.rz;
-  const int cells = w * h * d;
-  const SmallDiv dw(static_cast<unsigned>(w)), dh(static_cast<unsigned>(h));
-  // Most tiles lie inside the domain's interior for this step's whole region: no per-cell tests.
   if (box.ix0 <= lox && lox + w <= box.ix1 && box.iy0 <= loy && loy + h <= box.iy1 && box.iz0 <= loz &&
-      loz + d <= box.iz1) {
-    for (int c = tile_thread(); c < cells; c += kStencilThreads) {
-      const int q = static_cast<int>(dw.div(static_cast<unsigned>(c))), lx = lox + c - q * w;
-      const int qz = static_cast<int>(dh.div(static_cast<unsigned>(q))), ly = loy + q - qz * h, lz = loz + qz;
-      const int l = (lz * t.by + ly) * t.bx + lx;
-      double v = 0.0;
-      if constexpr (N > 0) {
-#pragma unroll
-        for (int p = 0; p < N; ++p) v = fma(c_weight[p], A[l + c_soffset[p]], v);
-      } else {
-#pragma unroll 4
-        for (int p = 0; p < npts; ++p) v = fma(c_weight[p], A[l + c_soffset[p]], v);
-      }
-      B[l] = v;
-    }
-    return;
-  }
-  // A tile at the domain's edge: the stencil everywhere in the region (its reads stay in the tile),
-  // then the fixed boundary (copied) and the cells outside the domain (0) selected, no branch per cell.
-  for (int c = tile_thread(); c < cells; c += kStencilThreads) {
-    const int q = static_cast<int>(dw.div(static_cast<unsigned>(c))), lx = lox + c - q * w;
-    const int qz = static_cast<int>(dh.div(static_cast<unsigned>(q))), ly = loy + q - qz * h, lz = loz + qz;
-    const int l = (lz * t.by + ly) * t.bx + lx;
-    double v = 0.0;
-    if constexpr (N > 0) {
-#pragma unroll
-      for (int p = 0; p < N; ++p) v = fma(c_weight[p], A[l + c_soffset[p]], v);
-    } else {
-#pragma unroll 4
-      for (int p = 0; p < npts; ++p) v = fma(c_weight[p], A[l + c_soffset[p]], v);
-    }
-    const double own = A[l];
-    B[l] = box.interior(lx, ly, lz) ? v : box.inside(lx, ly, lz) ? own : 0.0;
-  }
+      loz + d <= box.iz1)
+    tile_walk_cuda_core<N, false>(A, B, t, box, lox, loy, loz, w, h, d, npts);
+  else
+    tile_walk_cuda_core<N, true>(A, B, t, box, lox, loy, loz, w, h, d, npts);
 }
 
 template <int N, bool Streaming>
