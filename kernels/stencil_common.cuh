@@ -205,17 +205,17 @@ __device__ __forceinline__ LocalBox local_box(const Grid& g, const Tile& t, long
   b.iy1 = clamp_local(g.ny - g.ry - gy0, t.by);
   b.iz0 = clamp_local(g.rz - gz0, t.bz);
   b.iz1 = clamp_local(g.nz - g.rz - gz0, t.bz);
-  // Kept in registers: left to itself the compiler recomputed these (64-bit clamps) in the tile loops,
+  // Opaque to the optimizer: left to itself it recomputed these (64-bit clamps) inside the tile loops,
   // for every cell (PTX of the blocked kernel, 2026-11-28).
   for (int* f : {&b.ox0, &b.ox1, &b.oy0, &b.oy1, &b.oz0, &b.oz1, &b.ix0, &b.ix1, &b.iy0, &b.iy1, &b.iz0, &b.iz1})
     asm volatile("" : "+r"(*f));
   return b;
 }
 
-// The tile's loads, steps and stores walk their cells as one list over the block's 256 threads,
-// (lx, ly, lz) from the list index by SmallDiv (kernels/stencil_plan.hpp), so no lane idles at the end
-// of a row (a 38-cell row on 32 lanes kept 6 busy in its second pass) and no warp at the end of a
-// plane. The tile is copied by cp.async, every copy of a thread in flight at once, cells outside
+// The tile's loads, steps and stores walk their cells as one list over the block's 256 threads (a
+// thread's first cell from its index by SmallDiv, kernels/stencil_plan.hpp, the next ones by adds;
+// the store divides per cell), so no lane idles at the end of a row (a 38-cell row on 32 lanes kept
+// 6 busy in its second pass) and no warp at the end of a plane. The tile is copied by cp.async, every copy of a thread in flight at once, cells outside
 // the domain zero-filled by the same copies. (The first version loaded one cell into a register and
 // stored it, a row per warp: with one block per SM the load latency was exposed cell by cell, and
 // 3-D blocked ran at 3% of its bound.)
@@ -283,8 +283,8 @@ __device__ __forceinline__ void tile_walk_cuda_core(const double* A, double* B, 
   const int cells = w * h * d;
   const SmallDiv dw(static_cast<unsigned>(w)), dh(static_cast<unsigned>(h));
   const int dq = kStencilThreads / w, dr = kStencilThreads - dq * w;  // rows and cells per pass
-  // Byte steps, held in registers: a pass, from a row's end to the next row, from a plane's last row to
-  // the next plane, from a cell of A to the same cell of B.
+  // Byte steps: a pass, from a row's end to the next row, from a plane's last row to the next plane,
+  // from a cell of A to the same cell of B.
   int pass = (dq * t.bx + dr) * 8, row_skip = (t.bx - w) * 8, plane_skip = (t.by - h) * t.bx * 8;
   int to_b = static_cast<int>(B - A) * 8;
   asm volatile("" : "+r"(pass), "+r"(row_skip), "+r"(plane_skip), "+r"(to_b));
@@ -294,8 +294,8 @@ __device__ __forceinline__ void tile_walk_cuda_core(const double* A, double* B, 
   int cz = static_cast<int>(dh.div(static_cast<unsigned>(q0)));
   int cy = q0 - cz * h;
   const char* a = reinterpret_cast<const char*>(A + ((loz + cz) * t.by + loy + cy) * t.bx + lox + cx);
-  // The points' byte offsets, held in registers (else each load recomputed its offset: 3 integer
-  // instructions per point instead of 1).
+  // The points' byte offsets, computed once (in PTX one add per point instead of three; ptxas still
+  // reloads each from constant memory, LDC + IMAD per point in the SASS of 2026-11-28).
   int off[N > 0 ? N : 1];
   if constexpr (N > 0) {
 #pragma unroll

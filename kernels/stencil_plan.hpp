@@ -32,8 +32,8 @@ namespace ceiling::kernels {
 
 // c / d for a small divisor d > 0 as one multiply: (c m) >> 32 with m = ceil(2^32 / d) (m = 0 stands
 // for d = 1). Exact whenever c d < 2^32 (the error term c (m d - 2^32) / 2^32 stays below 1; powers of
-// two are exact for every c). The tile kernels walk a region of at most 2^15 cells with d <= 2^11,
-// one index per cell: a hardware division per cell cost more than the stencil.
+// two are exact for every c). The tile kernels (kernels/stencil_common.cuh) split cell indices below
+// 2^15 by region widths <= 2^11 this way: a hardware division costs more than a cell's stencil.
 struct SmallDiv {
   unsigned d = 1, m = 0;
   CEILING_HOST_DEVICE explicit SmallDiv(unsigned divisor) : d(divisor), m(divisor > 1 ? 0xFFFFFFFFu / divisor + 1 : 0) {}
