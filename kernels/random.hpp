@@ -3,11 +3,7 @@
 #pragma once
 #include <cstdint>
 
-#ifdef __CUDACC__
-#define CEILING_HOST_DEVICE __host__ __device__
-#else
-#define CEILING_HOST_DEVICE
-#endif
+#include "host_device.hpp"
 
 namespace ceiling::kernels {
 

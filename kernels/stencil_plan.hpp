@@ -18,15 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include "host_device.hpp"
 #include "model/stencil_shape.hpp"
-
-#ifndef CEILING_HOST_DEVICE  // also kernels/random.hpp
-#if defined(__CUDACC__)
-#define CEILING_HOST_DEVICE __host__ __device__
-#else
-#define CEILING_HOST_DEVICE
-#endif
-#endif
 
 namespace ceiling::kernels {
 
@@ -35,8 +28,8 @@ namespace ceiling::kernels {
 // two are exact for every c). The tile kernels (kernels/stencil_common.cuh) split cell indices below
 // 2^15 by region widths <= 2^11 this way: a hardware division costs more than a cell's stencil.
 struct SmallDiv {
-  unsigned d = 1, m = 0;
-  CEILING_HOST_DEVICE explicit SmallDiv(unsigned divisor) : d(divisor), m(divisor > 1 ? 0xFFFFFFFFu / divisor + 1 : 0) {}
+  unsigned m = 0;
+  CEILING_HOST_DEVICE explicit SmallDiv(unsigned divisor) : m(divisor > 1 ? 0xFFFFFFFFu / divisor + 1 : 0) {}
   CEILING_HOST_DEVICE unsigned div(unsigned c) const {
     return m ? static_cast<unsigned>((static_cast<unsigned long long>(c) * m) >> 32) : c;
   }
