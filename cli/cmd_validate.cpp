@@ -193,9 +193,9 @@ int run_validate(const ValidateOptions& opt) {
     if (why.empty()) variants.push_back(v);
     else spdlog::warn("{} left out: {}", v->name(), why);
   }
-  // Kinds sized by registered matrices (the kind's input_label): SpMV. Named on --kernels without
+  // Kinds sized by registered matrices (KernelKind::matrix_inputs): SpMV. Named on --kernels without
   // --matrix/--suite, they run the Table 2 suite; left to the default (all kinds) they need an input.
-  const auto needs_matrices = [](const kernels::KernelVariant* v) { return static_cast<bool>(kernel_kind(v->kind).input_label); };
+  const auto needs_matrices = [](const kernels::KernelVariant* v) { return kernel_kind(v->kind).matrix_inputs; };
   const bool spmv = std::any_of(variants.begin(), variants.end(), needs_matrices);
   const bool spmv_named = !opt.kernels.empty() && spmv;
   ValidateOptions inputs = opt;

@@ -164,6 +164,7 @@ std::vector<KernelKind> builtin_kinds() {
         "Effective GFLOP/s (2 nnz / median time) of each SpMV implementation per matrix, matrices ordered by nnz; "
         "circles: the model's CSR bound (W / bound time, x read once). The dashed line splits the matrices whose "
         "CSR working set fits half the L2 from the rest, as Figure 7's geomeans do.";
+    k.matrix_inputs = true;
     k.input_label = [](const KernelParams& p) -> std::string {
       const auto it = p.find("matrix_id");
       if (it == p.end() || it->second < 0 || it->second >= registered_matrix_count()) return {};

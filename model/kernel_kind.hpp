@@ -71,6 +71,9 @@ struct KernelKind {
   std::function<std::string(const KernelParams&)> input_label;
   // validate --shapes/--domain/--steps choose this kind's sweep points (model/stencil_shape.hpp).
   bool stencil_inputs = false;
+  // Sized by registered matrices (SpMV): validate --matrix/--suite register them, and naming the kind
+  // on --kernels without either runs the Table 2 suite.
+  bool matrix_inputs = false;
   // validate runs this kind only when --kernels names it (GEMM: a minute of compute-bound runs that
   // a memory-bound validation does not need).
   bool opt_in = false;
