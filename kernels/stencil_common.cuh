@@ -12,6 +12,7 @@
 // uploaded by the instance that launches when another instance launched last.
 #pragma once
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -35,6 +36,7 @@ enum class StencilMethod { plain, blocked, tensor_core, streaming, tensor_core_p
 
 __constant__ double c_weight[kMaxStencilPoints];
 __constant__ long long c_offset[kMaxStencilPoints];  // global linear offset dx + dy nx + dz nx ny
+__constant__ int c_offset32[kMaxStencilPoints];      // the same where every offset fits 32 bits (the point kernel)
 __constant__ int c_soffset[kMaxStencilPoints];       // shared-memory offset dx + dy bx + dz bx by
 __constant__ int2 c_line[2 * kMaxStencilRadius + 1 > 0 ? (2 * kMaxStencilRadius + 1) * (2 * kMaxStencilRadius + 1) : 1];
 // The streaming kernel's [ring slot][point] offsets (kernels/stencil_plan.hpp, StencilStreamPlan).
@@ -75,7 +77,7 @@ constexpr int kStencilThreads = 256;  // blockDim (32, 8)
 // largest column span compiled (2 r + 1 of the outer radius: 3 or 7).
 __host__ __device__ constexpr int plain_k(int) { return 8; }
 
-template <int DM, bool Streaming>
+template <int DM, int NC, bool Streaming>
 __global__ void __launch_bounds__(kStencilThreads)
     stencil_plain_kernel(const double* __restrict__ in, double* __restrict__ out, Grid g, int ncol, int npts) {
   constexpr int K = plain_k(DM);
@@ -100,7 +102,40 @@ __global__ void __launch_bounds__(kStencilThreads)
   if (x >= g.nx || y >= g.ny || o0 >= no) return;
   const bool inner = x >= g.rx && x < g.nx - g.rx && (!three || (y >= g.ry && y < g.ny - g.ry));
   const long long i0 = (three ? y * g.nx : 0) + x + o0 * so;
-  if constexpr (DM > 0) {
+  if constexpr (NC > 0) {
+    // NC columns of exactly DM taps each (the host picks this instance only then: 2d5pt, 2d9pt): every
+    // column reads the same K + DM - 1 rows around the thread's K points, so every load is issued at
+    // once, unguarded, and each tap is an FMA with the column's weight (0 where the shape has no point:
+    // a star's side columns; the input is finite, so 0 x u adds exactly 0). The guarded form below
+    // (a column's own row range, a branch per load and per tap) issued 87 instructions per point
+    // (ncu, 2d5pt 960^2, H200 2026-11-28); this one about a quarter of that.
+    if (inner && o0 >= ro && o0 + K <= no - ro) {
+      constexpr int R = K + DM - 1;
+      const double* p = in + i0 - static_cast<long long>(DM / 2) * so;
+      double r[NC][R];
+#pragma unroll
+      for (int c = 0; c < NC; ++c) {
+        const double* pc = p + c_coloff[c];
+#pragma unroll
+        for (int j = 0; j < R; ++j) r[c][j] = __ldg(pc + j * so);
+      }
+      double v[K];
+#pragma unroll
+      for (int k = 0; k < K; ++k) v[k] = 0.0;
+#pragma unroll
+      for (int c = 0; c < NC; ++c) {
+#pragma unroll
+        for (int d = 0; d < DM; ++d) {
+          const double wd = c_colw[c * DM + d];
+#pragma unroll
+          for (int k = 0; k < K; ++k) v[k] = fma(wd, r[c][k + d], v[k]);
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < K; ++k) store_stream<Streaming>(out + i0 + k * so, v[k]);
+      return;
+    }
+  } else if constexpr (DM > 0) {
     if (inner && o0 >= ro && o0 + K <= no - ro) {  // the whole column interior: no tests
       double v[K];
 #pragma unroll
@@ -147,25 +182,44 @@ __global__ void __launch_bounds__(kStencilThreads)
 template <int N, bool Streaming>
 __global__ void __launch_bounds__(kStencilThreads)
     stencil_plain_point_kernel(const double* __restrict__ in, double* __restrict__ out, Grid g, int npts) {
-  const long long x = static_cast<long long>(blockIdx.x) * 32 + (threadIdx.x & 31);
-  const long long y = static_cast<long long>(blockIdx.y) * 8 + (threadIdx.x >> 5);
-  const long long z = blockIdx.z;
-  if (x >= g.nx || y >= g.ny) return;
-  const long long i = (z * g.ny + y) * g.nx + x;
-  double v;
-  if (!g.interior(x, y, z)) {
-    v = __ldg(in + i);
-  } else {
-    v = 0.0;
-    if constexpr (N > 0) {
-#pragma unroll
-      for (int s = 0; s < N; ++s) v = fma(c_weight[s], __ldg(in + i + c_offset[s]), v);
+  if constexpr (N > 0) {
+    const int x = static_cast<int>(blockIdx.x * 32 + (threadIdx.x & 31));
+    const int y = static_cast<int>(blockIdx.y * 8 + (threadIdx.x >> 5));
+    const int z = static_cast<int>(blockIdx.z);
+    if (x >= g.nx || y >= g.ny) return;
+    const long long i = (static_cast<long long>(z) * g.ny + y) * g.nx + x;
+    double v;
+    // 32-bit coordinates and offsets (the host takes this instance only where every offset fits 32 bits;
+    // a grid axis always does): the 64-bit form issued 142 instructions per point (ncu, 3d7pt 97^3, H200).
+    const int nx = static_cast<int>(g.nx), ny = static_cast<int>(g.ny), nz = static_cast<int>(g.nz);
+    const bool interior = static_cast<unsigned>(x - g.rx) < static_cast<unsigned>(max(nx - 2 * g.rx, 0)) &&
+                          static_cast<unsigned>(y - g.ry) < static_cast<unsigned>(max(ny - 2 * g.ry, 0)) &&
+                          static_cast<unsigned>(z - g.rz) < static_cast<unsigned>(max(nz - 2 * g.rz, 0));
+    const double* p = in + i;
+    if (!interior) {
+      v = __ldg(p);
     } else {
+      v = 0.0;
+#pragma unroll
+      for (int s = 0; s < N; ++s) v = fma(c_weight[s], __ldg(p + c_offset32[s]), v);
+    }
+    store_stream<Streaming>(out + i, v);
+  } else {  // any shape, 64-bit offsets
+    const long long x = static_cast<long long>(blockIdx.x) * 32 + (threadIdx.x & 31);
+    const long long y = static_cast<long long>(blockIdx.y) * 8 + (threadIdx.x >> 5);
+    const long long z = blockIdx.z;
+    if (x >= g.nx || y >= g.ny) return;
+    const long long i = (z * g.ny + y) * g.nx + x;
+    double v;
+    if (!g.interior(x, y, z)) {
+      v = __ldg(in + i);
+    } else {
+      v = 0.0;
 #pragma unroll 4
       for (int s = 0; s < npts; ++s) v = fma(c_weight[s], __ldg(in + i + c_offset[s]), v);
     }
+    store_stream<Streaming>(out + i, v);
   }
-  store_stream<Streaming>(out + i, v);
 }
 
 // --- the shared-memory tile: load with halo, run the steps, write the core -----------------------
@@ -903,9 +957,9 @@ inline StencilDomain domain_of(const StencilShape& s, const KernelParams& p) {
   return d;
 }
 
-template <int DM, bool S>
+template <int DM, int NC, bool S>
 void launch_plain_n(dim3 grid, cudaStream_t st, const double* in, double* out, const Grid& g, int ncol, int npts) {
-  stencil_plain_kernel<DM, S><<<grid, kStencilThreads, 0, st>>>(in, out, g, ncol, npts);
+  stencil_plain_kernel<DM, NC, S><<<grid, kStencilThreads, 0, st>>>(in, out, g, ncol, npts);
 }
 template <int N, bool S>
 void launch_point_n(dim3 grid, cudaStream_t st, const double* in, double* out, const Grid& g, int npts) {
@@ -1083,6 +1137,10 @@ class StencilInstance : public KernelInstance {
       weights_[p] = q.weight;
       offsets_[p] = q.dx + q.dy * dom_.nx + q.dz * dom_.nx * dom_.ny;
     }
+    // The point kernel's 32-bit form: every offset and every axis within int.
+    offsets_fit32_ = dom_.nx <= INT_MAX && dom_.ny <= INT_MAX && dom_.nz <= INT_MAX;
+    for (const long long o : offsets_) offsets_fit32_ = offsets_fit32_ && o >= INT_MIN && o <= INT_MAX;
+    if (offsets_fit32_) offsets32_.assign(offsets_.begin(), offsets_.end());
     if (M == StencilMethod::streaming) {
       const std::string refusal = stencil_register_refusal(shape_, steps_);
       if (plain_config_ == kStreamRows && !refusal.empty())
@@ -1298,6 +1356,9 @@ class StencilInstance : public KernelInstance {
                                        cudaMemcpyHostToDevice, stream));
     CUDA_CHECK(cudaMemcpyToSymbolAsync(c_offset, offsets_.data(), offsets_.size() * sizeof(long long), 0,
                                        cudaMemcpyHostToDevice, stream));
+    if (!offsets32_.empty())
+      CUDA_CHECK(cudaMemcpyToSymbolAsync(c_offset32, offsets32_.data(), offsets32_.size() * sizeof(int), 0,
+                                         cudaMemcpyHostToDevice, stream));
     if (!col_range_.empty()) {
       CUDA_CHECK(cudaMemcpyToSymbolAsync(c_colw, col_w_.data(), col_w_.size() * sizeof(double), 0,
                                          cudaMemcpyHostToDevice, stream));
@@ -1385,11 +1446,14 @@ class StencilInstance : public KernelInstance {
   void plain_t(const double* src, double* dst, cudaStream_t st, int npts) {
     const int n = static_cast<int>(col_range_.size());
     switch (plain_dm_) {
-      case 3: launch_plain_n<3, S>(launch_grid_, st, src, dst, grid_, n, npts); return;
-      case 7: launch_plain_n<7, S>(launch_grid_, st, src, dst, grid_, n, npts); return;
+      case 3:
+        if (n == 3 && plain_dn_ == 3) launch_plain_n<3, 3, S>(launch_grid_, st, src, dst, grid_, n, npts);
+        else launch_plain_n<3, 0, S>(launch_grid_, st, src, dst, grid_, n, npts);
+        return;
+      case 7: launch_plain_n<7, 0, S>(launch_grid_, st, src, dst, grid_, n, npts); return;
       default: break;
     }
-    switch (npts) {
+    switch (offsets_fit32_ ? npts : 0) {
       case 5: launch_point_n<5, S>(launch_grid_, st, src, dst, grid_, npts); break;
       case 7: launch_point_n<7, S>(launch_grid_, st, src, dst, grid_, npts); break;
       case 9: launch_point_n<9, S>(launch_grid_, st, src, dst, grid_, npts); break;
@@ -1499,12 +1563,14 @@ class StencilInstance : public KernelInstance {
   gpu::DeviceBuffer<double> in_, out_, other_, fragments_;
   std::vector<double> weights_;
   std::vector<long long> offsets_;
+  std::vector<int> offsets32_;
+  bool offsets_fit32_ = false;
   std::vector<int> soffsets_;
   // The plain kernel's columns (c_colw, c_coloff, c_colrange) and the span it was compiled for.
   std::vector<double> col_w_;
   std::vector<long long> col_off_;
   std::vector<int2> col_range_;
-  int plain_dm_ = 0;
+  int plain_dm_ = 0, plain_dn_ = 0;  // the compiled column span, the shape's (2 x outer radius + 1)
   void plan_plain_columns(bool three) {
     const int ro = three ? grid_.rz : grid_.ry, dn = 2 * ro + 1;
     std::vector<std::pair<std::pair<int, int>, std::vector<std::pair<int, double>>>> cols;  // (dx, dy|dz) -> (d, w)
@@ -1520,6 +1586,7 @@ class StencilInstance : public KernelInstance {
     bool full = true;
     for (const auto& c : cols) full = full && c.second.size() == static_cast<size_t>(dn);
     plain_dm_ = dn <= 3 ? 3 : dn <= 7 ? 7 : 0;
+    plain_dn_ = dn;
     // 3-D: full boxes only (3d27pt), and only where the column grid (32 x 8 x K points per block)
     // still gives every SM 4 blocks: on an H100 (2026-11-27) 3d27pt out of L2 ran 17-20% faster by
     // columns (512^3 4564 -> 3792 us; 1024^3, 234 x 312 x 2560 alike), in L2 (93^3, 432 blocks)
