@@ -76,11 +76,11 @@ constexpr int kStencilThreads = 256;  // blockDim (32, 8)
 // 1.56x compulsory, 2d5pt 9000^2 on H100; walking columns: 2d5pt 79% -> 87% of the bound). DM = the
 // largest column span compiled (2 r + 1 of the outer radius: 3 or 7).
 __host__ __device__ constexpr int plain_k(int) { return 8; }
+constexpr int kPointPlanes = 4;  // the point kernel's points per thread along z (its compiled shapes)
 
-template <int DM, int NC, bool Streaming>
+template <int DM, int NC, int K, bool Streaming>
 __global__ void __launch_bounds__(kStencilThreads)
     stencil_plain_kernel(const double* __restrict__ in, double* __restrict__ out, Grid g, int ncol, int npts) {
-  constexpr int K = plain_k(DM);
   const bool three = g.nz > 1 || g.rz > 0;
   long long x, y, o0, no, so;
   int ro;
@@ -183,14 +183,19 @@ template <int N, bool Streaming>
 __global__ void __launch_bounds__(kStencilThreads)
     stencil_plain_point_kernel(const double* __restrict__ in, double* __restrict__ out, Grid g, int npts) {
   if constexpr (N > 0) {
+    // 32-bit coordinates and offsets (the host takes this instance only where every offset and axis fits
+    // 32 bits), kPointPlanes points per thread along z, their loads unrolled together: the 64-bit form
+    // with one point per thread issued 142 instructions per point (ncu, 3d7pt 97^3, H200); 3d7pt out of
+    // L2 1.10-1.37x faster with both (H200, 2026-11-28; 2 planes per thread: 1.00-1.16x).
     const int x = static_cast<int>(blockIdx.x * 32 + (threadIdx.x & 31));
     const int y = static_cast<int>(blockIdx.y * 8 + (threadIdx.x >> 5));
-    const int z = static_cast<int>(blockIdx.z);
     if (x >= g.nx || y >= g.ny) return;
+#pragma unroll
+    for (int q = 0; q < kPointPlanes; ++q) {
+    const int z = static_cast<int>(blockIdx.z) * kPointPlanes + q;
+    if (z >= g.nz) return;
     const long long i = (static_cast<long long>(z) * g.ny + y) * g.nx + x;
     double v;
-    // 32-bit coordinates and offsets (the host takes this instance only where every offset fits 32 bits;
-    // a grid axis always does): the 64-bit form issued 142 instructions per point (ncu, 3d7pt 97^3, H200).
     const int nx = static_cast<int>(g.nx), ny = static_cast<int>(g.ny), nz = static_cast<int>(g.nz);
     const bool interior = static_cast<unsigned>(x - g.rx) < static_cast<unsigned>(max(nx - 2 * g.rx, 0)) &&
                           static_cast<unsigned>(y - g.ry) < static_cast<unsigned>(max(ny - 2 * g.ry, 0)) &&
@@ -204,6 +209,7 @@ __global__ void __launch_bounds__(kStencilThreads)
       for (int s = 0; s < N; ++s) v = fma(c_weight[s], __ldg(p + c_offset32[s]), v);
     }
     store_stream<Streaming>(out + i, v);
+    }
   } else {  // any shape, 64-bit offsets
     const long long x = static_cast<long long>(blockIdx.x) * 32 + (threadIdx.x & 31);
     const long long y = static_cast<long long>(blockIdx.y) * 8 + (threadIdx.x >> 5);
@@ -957,13 +963,17 @@ inline StencilDomain domain_of(const StencilShape& s, const KernelParams& p) {
   return d;
 }
 
-template <int DM, int NC, bool S>
+template <int DM, int NC, int K, bool S>
 void launch_plain_n(dim3 grid, cudaStream_t st, const double* in, double* out, const Grid& g, int ncol, int npts) {
-  stencil_plain_kernel<DM, NC, S><<<grid, kStencilThreads, 0, st>>>(in, out, g, ncol, npts);
+  stencil_plain_kernel<DM, NC, K, S><<<grid, kStencilThreads, 0, st>>>(in, out, g, ncol, npts);
 }
 template <int N, bool S>
 void launch_point_n(dim3 grid, cudaStream_t st, const double* in, double* out, const Grid& g, int npts) {
   stencil_plain_point_kernel<N, S><<<grid, kStencilThreads, 0, st>>>(in, out, g, npts);
+}
+// The point kernel's compiled sizes (the rest run the generic instance, one point per thread).
+inline bool point_kernel_compiled(int npts) {
+  return npts == 5 || npts == 7 || npts == 9 || npts == 13 || npts == 27 || npts == 49;
 }
 template <int N, bool S>
 void launch_blocked_n(dim3 grid, size_t smem, cudaStream_t st, const double* in, double* out, const Grid& g,
@@ -1228,11 +1238,22 @@ class StencilInstance : public KernelInstance {
     } else {
       const bool three = dom_.nz > 1 || grid_.rz > 0;  // as the column kernel decides
       plan_plain_columns(three);
-      const long long k = plain_k(plain_dm_);
+      // Points per thread along the outer axis: the window kernel (3 columns of radius 1) takes 4, or 2 where
+      // 4 leaves less than one wave of 8 blocks per SM (H200, 2d5pt / 2d9pt: 4 against the guarded kernel's 8
+      // 1.02-1.05x out of L2 (tight 95%), 1.26-1.28x in it; 2 there another 1.04-1.07x, out of L2 0.91x).
+      plain_k_ = plain_k(plain_dm_);
+      if (plain_dm_ == 3 && col_range_.size() == 3 && plain_dn_ == 3) {
+        const long long blocks4 = (three ? ((dom_.nx + 31) / 32) * ((dom_.ny + 7) / 8) * ((dom_.nz + 3) / 4)
+                                         : ((dom_.nx + 127) / 128) * ((dom_.ny + 7) / 8));
+        plain_k_ = blocks4 < 8LL * current_sm_count() ? 2 : 4;
+      }
+      const bool point_planes = !plain_dm_ && offsets_fit32_ && point_kernel_compiled(shape_.size());
+      const long long k = plain_k_;
       const bool cols2d = plain_dm_ && !three, cols3d = plain_dm_ && three;
       const long long gx = cols2d ? (dom_.nx + 127) / 128 : (dom_.nx + 31) / 32;
       const long long gy = cols2d ? (dom_.ny + 2 * k - 1) / (2 * k) : (dom_.ny + 7) / 8;
-      const long long gz = cols2d ? 1 : cols3d ? (dom_.nz + k - 1) / k : dom_.nz;
+      const long long gz = cols2d ? 1 : cols3d ? (dom_.nz + k - 1) / k
+                                  : point_planes ? (dom_.nz + kPointPlanes - 1) / kPointPlanes : dom_.nz;
       if (gx > 2147483647LL || gy > 65535 || gz > 65535)
         throw std::invalid_argument("stencil: domain " + dom_.text() + " needs too many blocks for the plain kernel");
       launch_grid_ = dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz));
@@ -1340,8 +1361,15 @@ class StencilInstance : public KernelInstance {
     if constexpr (M == StencilMethod::plain) {
       if (use_rows_) return "rows kernel, one step per launch: " + rows_.text();
       if (use_planes_) return "planes kernel, one step per launch: " + planes_.text();
-      if (!plain_dm_) return "one point per thread, 32x8 per block";
-      return "8 rows per thread by " + std::to_string(col_range_.size()) + " columns, 128x16 per block";
+      if (!plain_dm_)
+        return offsets_fit32_ && point_kernel_compiled(shape_.size())
+                   ? "4 points per thread along z, 32x8x4 per block"
+                   : "one point per thread, 32x8 per block";
+      const bool window = col_range_.size() == 3 && plain_dn_ == 3;
+      const std::string k = std::to_string(plain_k_);
+      return k + (dom_.nz > 1 || grid_.rz > 0 ? " planes" : " rows") + " per thread by " +
+             std::to_string(col_range_.size()) + (window ? " columns, one row window each, " : " columns, ") +
+             (dom_.nz > 1 || grid_.rz > 0 ? "32x8x" + k : "128x" + std::to_string(2 * plain_k_)) + " per block";
     }
     else if constexpr (M == StencilMethod::streaming) return use_rows_ ? rows_.text() : use_planes_ ? planes_.text() : stream_.text();
     else if constexpr (M == StencilMethod::tensor_core_plain)
@@ -1447,10 +1475,11 @@ class StencilInstance : public KernelInstance {
     const int n = static_cast<int>(col_range_.size());
     switch (plain_dm_) {
       case 3:
-        if (n == 3 && plain_dn_ == 3) launch_plain_n<3, 3, S>(launch_grid_, st, src, dst, grid_, n, npts);
-        else launch_plain_n<3, 0, S>(launch_grid_, st, src, dst, grid_, n, npts);
+        if (plain_k_ == 4) launch_plain_n<3, 3, 4, S>(launch_grid_, st, src, dst, grid_, n, npts);
+        else if (plain_k_ == 2) launch_plain_n<3, 3, 2, S>(launch_grid_, st, src, dst, grid_, n, npts);
+        else launch_plain_n<3, 0, 8, S>(launch_grid_, st, src, dst, grid_, n, npts);
         return;
-      case 7: launch_plain_n<7, 0, S>(launch_grid_, st, src, dst, grid_, n, npts); return;
+      case 7: launch_plain_n<7, 0, 8, S>(launch_grid_, st, src, dst, grid_, n, npts); return;
       default: break;
     }
     switch (offsets_fit32_ ? npts : 0) {
@@ -1571,6 +1600,7 @@ class StencilInstance : public KernelInstance {
   std::vector<long long> col_off_;
   std::vector<int2> col_range_;
   int plain_dm_ = 0, plain_dn_ = 0;  // the compiled column span, the shape's (2 x outer radius + 1)
+  int plain_k_ = 8;  // the column kernel's points per thread
   void plan_plain_columns(bool three) {
     const int ro = three ? grid_.rz : grid_.ry, dn = 2 * ro + 1;
     std::vector<std::pair<std::pair<int, int>, std::vector<std::pair<int, double>>>> cols;  // (dx, dy|dz) -> (d, w)
