@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(kStencilThreads)
     // once, unguarded, and each tap is an FMA with the column's weight (0 where the shape has no point:
     // a star's side columns; the input is finite, so 0 x u adds exactly 0). The guarded form below
     // (a column's own row range, a branch per load and per tap) issued 87 instructions per point
-    // (ncu, 2d5pt 960^2, H200 2026-11-28); this one about a quarter of that.
+    // (ncu, 2d5pt 960^2, H200 2026-11-28); this one ran 1.14-1.19x faster out of L2 and 1.54x in it (with K below).
     if (inner && o0 >= ro && o0 + K <= no - ro) {
       constexpr int R = K + DM - 1;
       const double* p = in + i0 - static_cast<long long>(DM / 2) * so;
@@ -186,7 +186,7 @@ __global__ void __launch_bounds__(kStencilThreads)
     // 32-bit coordinates and offsets (the host takes this instance only where every offset and axis fits
     // 32 bits), kPointPlanes points per thread along z, their loads unrolled together: the 64-bit form
     // with one point per thread issued 142 instructions per point (ncu, 3d7pt 97^3, H200); 3d7pt out of
-    // L2 1.10-1.37x faster with both (H200, 2026-11-28; 2 planes per thread: 1.00-1.16x).
+    // L2 1.12-1.29x faster with both (H200, 2026-11-28; 2 planes per thread instead of 4: 0.92-1.02x of it).
     const int x = static_cast<int>(blockIdx.x * 32 + (threadIdx.x & 31));
     const int y = static_cast<int>(blockIdx.y * 8 + (threadIdx.x >> 5));
     if (x >= g.nx || y >= g.ny) return;
@@ -1279,8 +1279,8 @@ class StencilInstance : public KernelInstance {
       const bool three = dom_.nz > 1 || grid_.rz > 0;  // as the column kernel decides
       plan_plain_columns(three);
       // Points per thread along the outer axis: the window kernel (3 columns of radius 1) takes 4, or 2 where
-      // 4 leaves less than one wave of 8 blocks per SM (H200, 2d5pt / 2d9pt: 4 against the guarded kernel's 8
-      // 1.02-1.05x out of L2 (tight 95%), 1.26-1.28x in it; 2 there another 1.04-1.07x, out of L2 0.91x).
+      // 4 leaves less than one wave of 8 blocks per SM (H200, 2d5pt / 2d9pt: 4 against 8 in this kernel 1.02-1.05x
+      // out of L2 (tight 95%), 1.26-1.28x in it; 2 there another 1.04-1.07x, out of L2 0.91x).
       plain_k_ = plain_k(plain_dm_);
       if (plain_dm_ == 3 && col_range_.size() == 3 && plain_dn_ == 3) {
         const long long blocks4 = (three ? ((dom_.nx + 31) / 32) * ((dom_.ny + 7) / 8) * ((dom_.nz + 3) / 4)
