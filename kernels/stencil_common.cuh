@@ -519,6 +519,22 @@ __device__ __forceinline__ void mma_m16n8k4_fp64(double (&d)[4], double a0, doub
 #endif
 }
 
+// One line's B fragments (its `chunks` of 4 rows, L1-resident) and its NB x chunks mma.m16n8k4 on the
+// A chunks a0 / a1 the lane loaded.
+template <int KC, int NB, int NJ>
+__device__ __forceinline__ void column_mma_line(double (&acc)[NB][4], const double (&a0)[NJ], const double (&a1)[NJ],
+                                                const double* __restrict__ f, int chunks) {
+  double bf[KC];
+#pragma unroll
+  for (int c = 0; c < KC; ++c) bf[c] = c < chunks ? __ldg(f + 32 * c) : 0.0;
+#pragma unroll
+  for (int c = 0; c < KC; ++c) {
+    if (c >= chunks) break;  // uniform over the warp
+#pragma unroll
+    for (int b = 0; b < NB; ++b) mma_m16n8k4_fp64(acc[b], a0[2 * b + c], a1[2 * b + c], bf[c]);
+  }
+}
+
 template <int KC, bool Streaming>
 __global__ void __launch_bounds__(kStencilThreads)
     stencil_column_mma_kernel(const double* __restrict__ in, double* __restrict__ out,
@@ -553,16 +569,7 @@ __global__ void __launch_bounds__(kStencilThreads)
         a0[j] = j < nj ? __ldg(p + j * row4) : 0.0;
         a1[j] = j < nj ? __ldg(p + j * row4 + 8) : 0.0;
       }
-      double bf[KC];
-      const double* f = fragments + l * KC * 32 + lane;
-#pragma unroll
-      for (int c = 0; c < KC; ++c) bf[c] = c < line.w ? __ldg(f + 32 * c) : 0.0;
-#pragma unroll
-      for (int c = 0; c < KC; ++c) {
-        if (c >= line.w) break;  // uniform over the warp
-#pragma unroll
-        for (int b = 0; b < NB; ++b) mma_m16n8k4_fp64(acc[b], a0[2 * b + c], a1[2 * b + c], bf[c]);
-      }
+      column_mma_line<KC>(acc, a0, a1, fragments + l * KC * 32 + lane, line.w);
     }
     double* o = out + (z * g.ny + yb + 2 * ti) * g.nx + x0 + gi;
     const int nx = static_cast<int>(g.nx);
@@ -590,16 +597,7 @@ __global__ void __launch_bounds__(kStencilThreads)
       a0[j] = row && ca ? __ldg(p + y * g.nx + xa) : 0.0;
       a1[j] = row && cb ? __ldg(p + y * g.nx + xb) : 0.0;
     }
-    double bf[KC];
-    const double* f = fragments + static_cast<long long>(l) * KC * 32 + lane;
-#pragma unroll
-    for (int c = 0; c < KC; ++c) bf[c] = c < line.w ? __ldg(f + 32 * c) : 0.0;
-#pragma unroll
-    for (int c = 0; c < KC; ++c) {
-      if (c >= line.w) break;  // uniform over the warp
-#pragma unroll
-      for (int b = 0; b < NB; ++b) mma_m16n8k4_fp64(acc[b], a0[2 * b + c], a1[2 * b + c], bf[c]);
-    }
+    column_mma_line<KC>(acc, a0, a1, fragments + static_cast<long long>(l) * KC * 32 + lane, line.w);
   }
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
