@@ -1276,15 +1276,10 @@ class StencilInstance : public KernelInstance {
     } else {
       const bool three = dom_.nz > 1 || grid_.rz > 0;  // as the column kernel decides
       plan_plain_columns(three);
-      // Points per thread along the outer axis: the window kernel (3 columns of radius 1) takes 4, or 2 where
-      // 4 leaves less than one wave of 8 blocks per SM (H200, 2d5pt / 2d9pt: 4 against 8 in this kernel 1.02-1.05x
-      // out of L2 (tight 95%), 1.26-1.28x in it; 2 there another 1.04-1.07x, out of L2 0.91x).
-      plain_k_ = plain_k(plain_dm_);
-      if (plain_dm_ == 3 && col_range_.size() == 3 && plain_dn_ == 3) {
-        const long long blocks4 = (three ? ((dom_.nx + 31) / 32) * ((dom_.ny + 7) / 8) * ((dom_.nz + 3) / 4)
-                                         : ((dom_.nx + 127) / 128) * ((dom_.ny + 7) / 8));
-        plain_k_ = blocks4 < 8LL * current_sm_count() ? 2 : 4;
-      }
+      // Points per thread along the outer axis (the window kernel: kernels/stencil_plan.hpp).
+      plain_k_ = plain_dm_ == 3 && col_range_.size() == 3 && plain_dn_ == 3
+                     ? plain_window_rows(dom_, three, current_sm_count())
+                     : plain_k(plain_dm_);
       const bool point_planes = !plain_dm_ && offsets_fit32_ && point_kernel_compiled(shape_.size());
       const long long k = plain_k_;
       const bool cols2d = plain_dm_ && !three, cols3d = plain_dm_ && three;

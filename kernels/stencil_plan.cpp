@@ -170,6 +170,12 @@ std::string StencilStreamPlan::text() const {
   return buf;
 }
 
+int plain_window_rows(const StencilDomain& d, bool three, std::int64_t sms) {
+  const std::int64_t blocks4 = three ? ((d.nx + 31) / 32) * ((d.ny + 7) / 8) * ((d.nz + 3) / 4)
+                                     : ((d.nx + 127) / 128) * ((d.ny + 7) / 8);
+  return blocks4 < 8 * sms ? 2 : 4;
+}
+
 int streaming_threads(int blocks_per_sm_at_128) { return blocks_per_sm_at_128 >= 4 ? kStreamThreads : 2 * kStreamThreads; }
 
 StencilStreamPlan plan_stencil_streaming(const StencilShape& s, const StencilDomain& d, int steps,

@@ -130,6 +130,14 @@ constexpr int kStreamMaxCells = 8 * kStreamThreads;  // cells per section plane:
 // 2d5pt 10240^2 1076 / 1171 / 1480 us.
 int streaming_threads(int blocks_per_sm_at_128);
 
+// The plain variant's window kernel (a shape whose 3 columns have outer radius 1: 2d5pt, 2d9pt) takes
+// 4 points per thread along the outer axis, or 2 where 4 would give fewer than 8 blocks per SM (less
+// than one wave: small, in-L2 domains). Blocks: 2-D 128 x 2 threads, each over K rows (128 x 2K
+// points); 3-D 32 x 8 threads over K planes. Measured on an H200 (2026-11-28, 2d5pt / 2d9pt): K = 4
+// against 8 1.02-1.05x out of L2 (95% of the tight bound), 1.26-1.28x in it; K = 2 in L2 another
+// 1.04-1.07x, out of L2 0.91x.
+int plain_window_rows(const StencilDomain& d, bool three, std::int64_t sms);
+
 // The section for this shape, domain and steps: 2-D, the widest section of 512, 256, 128, 64 cells
 // whose core keeps at least half of it; 3-D, the (sx, sy) of 32x32, 64x16, 16x64, 32x16, 16x16 with
 // the fewest loaded cells per output; both within `smem_limit`. The march axis is cut into the

@@ -602,3 +602,34 @@ TEST_CASE("SmallDiv: the tile kernels' division by a multiply is exact over thei
         CHECK(t.by <= 2048);
       }
 }
+
+TEST_CASE("plain window kernel: 4 points per thread, 2 where 4 leaves less than one wave of 8 blocks per SM") {
+  const auto dom2 = [](std::int64_t nx, std::int64_t ny) {
+    StencilDomain d;
+    d.dims = 2;
+    d.nx = nx;
+    d.ny = ny;
+    return d;
+  };
+  // 2-D at K = 4: ceil(nx / 128) x ceil(ny / 8) blocks. 960^2: 8 x 120 = 960 < 8 x 132 -> 2; 10240^2: 80 x 1280 -> 4.
+  CHECK(plain_window_rows(dom2(960, 960), false, 132) == 2);
+  CHECK(plain_window_rows(dom2(10240, 10240), false, 132) == 4);
+  CHECK(plain_window_rows(dom2(9000, 9000), false, 132) == 4);
+  // The wave edge: 1056 blocks (= 8 x 132) take 4, one block row fewer takes 2.
+  CHECK(plain_window_rows(dom2(128 * 8, 8 * 132), false, 132) == 4);
+  CHECK(plain_window_rows(dom2(128 * 8, 8 * 131), false, 132) == 2);
+  CHECK(plain_window_rows(dom2(128 * 8 - 127, 8 * 132 - 7), false, 132) == 4);  // partial blocks count
+  // More SMs need more blocks for the same domain.
+  CHECK(plain_window_rows(dom2(1024, 1024), false, 16) == 4);  // 8 x 128 = 1024 blocks
+  CHECK(plain_window_rows(dom2(1024, 1024), false, 132) == 2);
+  // 3-D at K = 4: ceil(nx / 32) x ceil(ny / 8) x ceil(nz / 4).
+  StencilDomain d3;
+  d3.dims = 3;
+  d3.nx = 97;
+  d3.ny = 97;
+  d3.nz = 97;
+  CHECK(plain_window_rows(d3, true, 132) == 4);  // 4 x 13 x 25 = 1300 blocks >= 8 x 132
+  d3.nx = d3.ny = d3.nz = 64;
+  CHECK(plain_window_rows(d3, true, 132) == 2);  // 2 x 8 x 16 = 256
+  CHECK(plain_window_rows(d3, true, 32) == 4);   // >= 8 x 32
+}
