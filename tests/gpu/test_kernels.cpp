@@ -96,7 +96,7 @@ RunContext context_for(const KernelVariant& v, const KernelParams& p) {
 TEST_CASE("every kernel variant matches its CPU reference on fresh random data") {
   REQUIRE(registry().size() >= 5);
   for (const auto& v : registry()) {
-      if (v.unavailable && !v.unavailable().empty()) continue;  // e.g. no libcusparse on this host
+    if (v.unavailable && !v.unavailable().empty()) continue;  // e.g. no libcusparse on this host
     for (double bytes : {1.0 * 1024 * 1024, 24.0 * 1024 * 1024}) {
       const KernelParams p = params_for(v, bytes);
       auto inst = v.create(p, context_for(v, p));
@@ -339,7 +339,7 @@ TEST_CASE("DFMA GEMM: both shared-memory pipelines match the CPU reference, spli
 
 TEST_CASE("CUDA-core SCALE handles counts that are not a multiple of the vector width") {
   for (const auto& v : registry()) {
-      if (v.unavailable && !v.unavailable().empty()) continue;  // e.g. no libcusparse on this host
+    if (v.unavailable && !v.unavailable().empty()) continue;  // e.g. no libcusparse on this host
     if (v.kind != "scale") continue;
     const KernelParams p{{"n", 1000003}};
     if (v.unit == ComputeUnit::tensor_core) {
@@ -355,7 +355,7 @@ TEST_CASE("CUDA-core SCALE handles counts that are not a multiple of the vector 
 
 TEST_CASE("the check fails on an output the kernel did not write") {
   for (const auto& v : registry()) {
-      if (v.unavailable && !v.unavailable().empty()) continue;  // e.g. no libcusparse on this host
+    if (v.unavailable && !v.unavailable().empty()) continue;  // e.g. no libcusparse on this host
     const KernelParams p = params_for(v, 2.0 * 1024 * 1024);
     auto inst = v.create(p, context_for(v, p));
     inst->randomize(7);
@@ -371,7 +371,7 @@ TEST_CASE("the check fails on an output the kernel did not write") {
 
 TEST_CASE("measure verifies, then times") {
   for (const auto& v : registry()) {
-      if (v.unavailable && !v.unavailable().empty()) continue;  // e.g. no libcusparse on this host
+    if (v.unavailable && !v.unavailable().empty()) continue;  // e.g. no libcusparse on this host
     MeasureOptions o;
     o.repeats = 5;
     o.flush_l2 = true;
