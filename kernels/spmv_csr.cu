@@ -8,7 +8,7 @@
 // row), 8 entries' loads in flight per lane, x gathered
 // through the read-only path, V-lane shuffle sums; a row above the long-row threshold (8 x the mean
 // row length, within [256, 1024]) gets whole blocks of up to 4096 nnz each (block per row, or
-// several blocks adding partial sums). The work-item list (16 B per block) and the long-row records
+// several blocks adding partial sums). The work-item list (16 B per block, + 8 B of entry range) and the long-row records
 // are the only bytes read besides Eq. 10's (not in Q; < 0.1% of Q on the Table 2 suite).
 #include <memory>
 #include <string>
@@ -64,17 +64,17 @@ __device__ __forceinline__ void rows_item(const int* __restrict__ rp, const int*
 static_assert(kThreads * kUnroll == CsrPlanOptions{}.stream_nnz && kThreads == CsrPlanOptions{}.block_threads,
               "stream items fit the kernel's shared products");
 
-// Stream item: rows [a, b) (at most kThreads rows and kThreads x kUnroll entries): every thread loads
+// Stream item: rows [a, b), entries [e0, e1) (at most kThreads rows and kThreads x kUnroll entries; the
+// range comes with the item, so the entry loads wait on no row_ptr load): every thread loads
 // kUnroll entries of the contiguous range, consecutive lanes consecutive entries, and leaves the
 // products in shared memory; then V lanes per row add a row's products (lane l every V-th from the
 // row's l-th, then a V-lane shuffle sum), kThreads / V rows per pass. V = 1: thread t adds row a + t.
 template <bool Streaming, int V>
 __device__ __forceinline__ void stream_item(const int* __restrict__ rp, const int* __restrict__ col,
                                             const double* __restrict__ val, const double* __restrict__ x,
-                                            double* __restrict__ y, double* __restrict__ prod, int a, int b) {
+                                            double* __restrict__ y, double* __restrict__ prod, int a, int b, int e0, int e1) {
   constexpr int kPer = kThreads / V;
   const int lane = static_cast<int>(threadIdx.x) % V, slot = static_cast<int>(threadIdx.x) / V;
-  const int e0 = rp[a], e1 = rp[b];
   const int r0 = a + slot;
   const int rb0 = r0 < b ? rp[r0] : 0, re0 = r0 < b ? rp[r0 + 1] : 0;  // the first pass's rows, in flight with the entries
   int c[kUnroll];
@@ -106,12 +106,27 @@ __device__ __forceinline__ void stream_item(const int* __restrict__ rp, const in
 // 6 blocks per SM (at most 40 registers; ptxas spills ~200 B): measured on an H200 over Table 2 with
 // max_trips 4, geomean T(cuSPARSE)/T(ours) 0.966 (out of L2 0.924) against 0.967 (0.895) with the
 // compiler's 56 registers (4 blocks per SM). 8 blocks per SM (32 registers, 600 B of spills): 0.58.
+// Cold runs (Streaming: the matrix does not fit the L2) prefetch the work records of the block
+// kPrefetchAhead places on into L2 (one prefetch per 128-byte line of items: every 8th block; its
+// ranges: every 16th), so a block's first load, the one every other load waits on, is an L2 hit
+// instead of a DRAM miss. In-L2 runs skip it (0.96x there: the records are L2 hits already).
+constexpr unsigned kPrefetchAhead = 1024;
+
 template <bool Streaming>
 __global__ void __launch_bounds__(kThreads, 6)
-    spmv_csr_binned(const int4* __restrict__ items, const int4* __restrict__ long_rows, const int* __restrict__ rp,
-                    const int* __restrict__ col, const double* __restrict__ val, const double* __restrict__ x,
-                    double* __restrict__ y, double* __restrict__ partial, unsigned* __restrict__ counter) {
+    spmv_csr_binned(const int4* __restrict__ items, const int2* __restrict__ ranges, const int4* __restrict__ long_rows,
+                    const int* __restrict__ rp, const int* __restrict__ col, const double* __restrict__ val,
+                    const double* __restrict__ x, double* __restrict__ y, double* __restrict__ partial,
+                    unsigned* __restrict__ counter) {
+  if constexpr (Streaming) {
+    const unsigned ahead = blockIdx.x + kPrefetchAhead;
+    if (threadIdx.x == 0 && ahead < gridDim.x) {
+      if (blockIdx.x % 8 == 0) asm volatile("prefetch.global.L2 [%0];" ::"l"(items + ahead));
+      if (blockIdx.x % 16 == 0) asm volatile("prefetch.global.L2 [%0];" ::"l"(ranges + ahead));
+    }
+  }
   const int4 it = items[blockIdx.x];  // {a, b, lanes, long_index}
+  const int2 er = ranges[blockIdx.x];  // entries [e0, e1)
   if (it.w >= 0) {
     double s = 0.0;
     for (int j = it.x + static_cast<int>(threadIdx.x); j < it.y; j += kThreads * kUnroll) {
@@ -135,12 +150,12 @@ __global__ void __launch_bounds__(kThreads, 6)
   }
   __shared__ double prod[kThreads * kUnroll];  // a stream item's products (one array for every V)
   switch (it.z) {
-    case -1: stream_item<Streaming, 1>(rp, col, val, x, y, prod, it.x, it.y); break;
-    case -2: stream_item<Streaming, 2>(rp, col, val, x, y, prod, it.x, it.y); break;
-    case -4: stream_item<Streaming, 4>(rp, col, val, x, y, prod, it.x, it.y); break;
-    case -8: stream_item<Streaming, 8>(rp, col, val, x, y, prod, it.x, it.y); break;
-    case -16: stream_item<Streaming, 16>(rp, col, val, x, y, prod, it.x, it.y); break;
-    case -32: stream_item<Streaming, 32>(rp, col, val, x, y, prod, it.x, it.y); break;
+    case -1: stream_item<Streaming, 1>(rp, col, val, x, y, prod, it.x, it.y, er.x, er.y); break;
+    case -2: stream_item<Streaming, 2>(rp, col, val, x, y, prod, it.x, it.y, er.x, er.y); break;
+    case -4: stream_item<Streaming, 4>(rp, col, val, x, y, prod, it.x, it.y, er.x, er.y); break;
+    case -8: stream_item<Streaming, 8>(rp, col, val, x, y, prod, it.x, it.y, er.x, er.y); break;
+    case -16: stream_item<Streaming, 16>(rp, col, val, x, y, prod, it.x, it.y, er.x, er.y); break;
+    case -32: stream_item<Streaming, 32>(rp, col, val, x, y, prod, it.x, it.y, er.x, er.y); break;
     case 1: rows_item<Streaming, 1>(rp, col, val, x, y, it.x, it.y); break;
     case 2: rows_item<Streaming, 2>(rp, col, val, x, y, it.x, it.y); break;
     case 4: rows_item<Streaming, 4>(rp, col, val, x, y, it.x, it.y); break;
@@ -150,7 +165,7 @@ __global__ void __launch_bounds__(kThreads, 6)
   }
 }
 
-static_assert(sizeof(CsrWorkItem) == sizeof(int4) && sizeof(LongRow) == sizeof(int4));
+static_assert(sizeof(CsrWorkItem) == sizeof(int4) && sizeof(LongRow) == sizeof(int4) && sizeof(EntryRange) == sizeof(int2));
 
 class CsrOursInstance final : public SpmvInstanceBase {
  public:
@@ -162,10 +177,12 @@ class CsrOursInstance final : public SpmvInstanceBase {
         col_(upload(a_->col)),
         val_(upload(a_->val)),
         items_(plan_.items.size()),
+        ranges_(plan_.ranges.size()),
         long_rows_(plan_.long_rows.size()),
         partial_(static_cast<size_t>(std::max(plan_.partial_slots, 1))),
         counter_(std::max<size_t>(plan_.long_rows.size(), 1)) {
     CUDA_CHECK(cudaMemcpy(items_.data(), plan_.items.data(), items_.bytes(), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(ranges_.data(), plan_.ranges.data(), ranges_.bytes(), cudaMemcpyHostToDevice));
     if (!plan_.long_rows.empty())
       CUDA_CHECK(cudaMemcpy(long_rows_.data(), plan_.long_rows.data(), long_rows_.bytes(), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemset(counter_.data(), 0, counter_.bytes()));
@@ -175,11 +192,12 @@ class CsrOursInstance final : public SpmvInstanceBase {
     const auto grid = static_cast<unsigned>(plan_.items.size());
     const auto* items = reinterpret_cast<const int4*>(items_.data());
     const auto* lrs = reinterpret_cast<const int4*>(long_rows_.data());
+    const auto* ranges = reinterpret_cast<const int2*>(ranges_.data());
     if (cold_)
-      spmv_csr_binned<true><<<grid, kThreads, 0, s>>>(items, lrs, rp_.data(), col_.data(), val_.data(), x_.data(),
+      spmv_csr_binned<true><<<grid, kThreads, 0, s>>>(items, ranges, lrs, rp_.data(), col_.data(), val_.data(), x_.data(),
                                                        y_.data(), partial_.data(), counter_.data());
     else
-      spmv_csr_binned<false><<<grid, kThreads, 0, s>>>(items, lrs, rp_.data(), col_.data(), val_.data(), x_.data(),
+      spmv_csr_binned<false><<<grid, kThreads, 0, s>>>(items, ranges, lrs, rp_.data(), col_.data(), val_.data(), x_.data(),
                                                         y_.data(), partial_.data(), counter_.data());
     CUDA_CHECK_LAUNCH();
   }
@@ -190,6 +208,7 @@ class CsrOursInstance final : public SpmvInstanceBase {
   gpu::DeviceBuffer<int> rp_, col_;
   gpu::DeviceBuffer<double> val_;
   gpu::DeviceBuffer<CsrWorkItem> items_;
+  gpu::DeviceBuffer<EntryRange> ranges_;
   gpu::DeviceBuffer<LongRow> long_rows_;
   gpu::DeviceBuffer<double> partial_;
   gpu::DeviceBuffer<unsigned> counter_;

@@ -22,7 +22,8 @@ int log2_of(int v) {
 }  // namespace
 
 double CsrPlan::metadata_bytes() const {
-  return static_cast<double>(items.size() * sizeof(CsrWorkItem) + long_rows.size() * sizeof(LongRow));
+  return static_cast<double>(items.size() * sizeof(CsrWorkItem) + ranges.size() * sizeof(EntryRange) +
+                             long_rows.size() * sizeof(LongRow));
 }
 
 CsrPlan plan_csr(const CsrMatrix& a, const CsrPlanOptions& o) {
@@ -88,6 +89,10 @@ CsrPlan plan_csr(const CsrMatrix& a, const CsrPlanOptions& o) {
     p.items.push_back({first, r, lanes, -1});
     p.lane_histogram[log2_of(lanes)] += r - first;
   }
+  p.ranges.reserve(p.items.size());
+  for (const auto& it : p.items)
+    p.ranges.push_back(it.long_index >= 0 ? EntryRange{it.a, it.b}
+                                          : EntryRange{a.row_ptr[static_cast<size_t>(it.a)], a.row_ptr[static_cast<size_t>(it.b)]});
   return p;
 }
 
@@ -231,9 +236,29 @@ KernelModel tensor_core_spmv_model(const CsrMatrix& a, const TcPlan& plan, Preci
 }
 
 void spmv_by_csr_plan(const CsrMatrix& a, const CsrPlan& plan, const double* x, double* y) {
+  if (plan.ranges.size() != plan.items.size()) throw std::invalid_argument("spmv_by_csr_plan: one range per item");
   std::vector<double> partial(static_cast<size_t>(plan.partial_slots), 0.0);
   std::vector<int> seen(plan.long_rows.size(), 0);
-  for (const auto& it : plan.items) {
+  for (size_t i = 0; i < plan.items.size(); ++i) {
+    const CsrWorkItem& it = plan.items[i];
+    const EntryRange& er = plan.ranges[i];
+    if (it.long_index < 0 && is_stream_item(it.lanes)) {
+      // As the kernel: the products of entries [er.begin, er.end), then each row's share of them.
+      std::vector<double> prod;
+      for (std::int32_t e = er.begin; e < er.end; ++e)
+        prod.push_back(a.val[static_cast<size_t>(e)] * x[a.col[static_cast<size_t>(e)]]);
+      for (std::int32_t r = it.a; r < it.b; ++r) {
+        double s = 0;
+        for (std::int32_t e = a.row_ptr[static_cast<size_t>(r)]; e < a.row_ptr[static_cast<size_t>(r) + 1]; ++e) {
+          const std::int64_t k = static_cast<std::int64_t>(e) - er.begin;
+          if (k < 0 || k >= static_cast<std::int64_t>(prod.size()))
+            throw std::logic_error("spmv_by_csr_plan: a stream item's range misses an entry of its rows");
+          s += prod[static_cast<size_t>(k)];
+        }
+        y[r] = s;
+      }
+      continue;
+    }
     if (it.long_index < 0) {
       for (std::int32_t r = it.a; r < it.b; ++r) {
         double s = 0;
@@ -245,7 +270,7 @@ void spmv_by_csr_plan(const CsrMatrix& a, const CsrPlan& plan, const double* x, 
     }
     const LongRow& lr = plan.long_rows[static_cast<size_t>(it.long_index)];
     double s = 0;
-    for (std::int32_t e = it.a; e < it.b; ++e) s += a.val[static_cast<size_t>(e)] * x[a.col[static_cast<size_t>(e)]];
+    for (std::int32_t e = er.begin; e < er.end; ++e) s += a.val[static_cast<size_t>(e)] * x[a.col[static_cast<size_t>(e)]];
     if (lr.pieces == 1) {
       y[lr.row] = s;
       continue;

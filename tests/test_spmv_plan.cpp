@@ -143,7 +143,7 @@ TEST_CASE("the CUDA-core plan covers every row once, lanes by the run's mean, lo
   }
   CHECK(std::accumulate(std::begin(p.lane_histogram), std::end(p.lane_histogram), std::int64_t{0}) == a.rows - 3);
   CHECK(p.lane_histogram[5] == 50);
-  CHECK(p.metadata_bytes() == ceiling_test::Rel(16.0 * static_cast<double>(p.items.size() + p.long_rows.size())));
+  CHECK(p.metadata_bytes() == ceiling_test::Rel(24.0 * static_cast<double>(p.items.size()) + 16.0 * static_cast<double>(p.long_rows.size())));
 
   // max_trips: V also fits the run's longest row in that many trips of 8 x V entries.
   kernels::CsrPlanOptions capped = rows_only;
@@ -212,6 +212,35 @@ TEST_CASE("the CUDA-core plan's stream items: runs with V <= 16, <= 2048 entries
   }
   // The defaults stream the short (V = 1) and medium (V = 4, 8) runs of mixed() but not the warp runs.
   const kernels::CsrPlan d = kernels::plan_csr(a);
+  // One entry range per item: a run's [row_ptr[a], row_ptr[b]), a long item's own [a, b); the
+  // pieces of a row tile it, so the ranges tile [0, nnz) in item order.
+  REQUIRE(d.ranges.size() == d.items.size());
+  std::int32_t next = 0;
+  for (size_t i = 0; i < d.items.size(); ++i) {
+    const auto& it = d.items[i];
+    const auto& er = d.ranges[i];
+    CHECK(er.begin == next);
+    if (it.long_index >= 0) {
+      CHECK((er.begin == it.a && er.end == it.b));
+    } else {
+      CHECK((er.begin == a.row_ptr[static_cast<size_t>(it.a)] && er.end == a.row_ptr[static_cast<size_t>(it.b)]));
+    }
+    next = er.end;
+  }
+  CHECK(next == a.nnz());
+  // The CPU walk sums a stream item from its range as the kernel does: a range one entry short
+  // leaves a row's entry outside it and is refused, a missing range list too.
+  kernels::CsrPlan shifted = d;
+  for (size_t i = 0; i < shifted.items.size(); ++i)
+    if (shifted.items[i].long_index < 0 && kernels::is_stream_item(shifted.items[i].lanes) &&
+        shifted.ranges[i].end > shifted.ranges[i].begin) {
+      ++shifted.ranges[i].begin;
+      break;
+    }
+  std::vector<double> y(static_cast<size_t>(a.rows));
+  CHECK_THROWS_AS(kernels::spmv_by_csr_plan(a, shifted, x.data(), y.data()), std::logic_error);
+  shifted.ranges.clear();
+  CHECK_THROWS_AS(kernels::spmv_by_csr_plan(a, shifted, x.data(), y.data()), std::invalid_argument);
   CHECK(d.stream_rows > 3000);
   CHECK(d.lane_histogram[5] == 50);
   kernels::CsrPlanOptions bad;
