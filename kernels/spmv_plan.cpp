@@ -1,6 +1,7 @@
 #include "spmv_plan.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <numeric>
 #include <stdexcept>
@@ -26,16 +27,25 @@ double CsrPlan::metadata_bytes() const {
                              long_rows.size() * sizeof(LongRow));
 }
 
-CsrPlan plan_csr(const CsrMatrix& a, const CsrPlanOptions& o) {
-  if (o.block_threads < 32 || o.block_threads % 32 || o.long_row < 0 || o.piece < o.block_threads || o.iterations < 1 ||
-      o.max_trips < 0 || o.elements_per_lane < 1 || o.stream_max_lanes < 0 || o.stream_nnz < o.block_threads)
-    throw std::invalid_argument("plan_csr: bad options");
+namespace {
+CsrPlan plan_csr_items(const CsrMatrix& a, const CsrPlanOptions& o, bool chunked) {
   CsrPlan p;
+  p.chunked = chunked;
   const double mean = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0;
-  p.long_row = o.long_row > 0 ? o.long_row : static_cast<int>(std::clamp(8.0 * mean, 256.0, 1024.0));
+  p.long_row = o.long_row > 0 ? o.long_row
+               : chunked ? o.stream_nnz
+                         : static_cast<int>(std::clamp(8.0 * mean, 256.0, 1024.0));
   const auto len = [&](std::int32_t r) { return a.row_ptr[static_cast<size_t>(r) + 1] - a.row_ptr[static_cast<size_t>(r)]; };
   std::int32_t r = 0;
   while (r < a.rows) {
+    if (chunked && len(r) <= p.long_row) {
+      const std::int32_t s0 = r;
+      std::int64_t e = 0;
+      while (r < a.rows && len(r) <= p.long_row && r - s0 < o.block_threads && e + len(r) <= o.stream_nnz) e += len(r++);
+      p.items.push_back({s0, r, kChunkStream, -1});
+      p.stream_rows += r - s0;
+      continue;
+    }
     if (len(r) > p.long_row) {
       LongRow lr;
       lr.row = r;
@@ -95,6 +105,27 @@ CsrPlan plan_csr(const CsrMatrix& a, const CsrPlanOptions& o) {
                                           : EntryRange{a.row_ptr[static_cast<size_t>(it.a)], a.row_ptr[static_cast<size_t>(it.b)]});
   return p;
 }
+}  // namespace
+
+double CsrPlan::long_share(std::int64_t nnz) const {
+  std::int64_t in_long = 0;
+  for (size_t i = 0; i < items.size(); ++i)
+    if (items[i].long_index >= 0) in_long += ranges[i].end - ranges[i].begin;
+  return nnz > 0 ? static_cast<double>(in_long) / static_cast<double>(nnz) : 0.0;
+}
+
+CsrPlan plan_csr(const CsrMatrix& a, const CsrPlanOptions& o) {
+  if (o.block_threads < 32 || o.block_threads % 32 || o.long_row < 0 || o.piece < o.block_threads || o.iterations < 1 ||
+      o.max_trips < 0 || o.elements_per_lane < 1 || o.stream_max_lanes < 0 || o.stream_nnz < o.block_threads ||
+      o.chunks < 0 || o.chunks > 2 || !(o.chunk_long_share >= 0))
+    throw std::invalid_argument("plan_csr: bad options");
+  if (o.chunks != 1 && o.long_row > o.stream_nnz)
+    throw std::invalid_argument("plan_csr: chunked stream items need a long-row threshold of at most stream_nnz");
+  if (o.chunks == 2) return plan_csr_items(a, o, true);
+  CsrPlan p = plan_csr_items(a, o, false);
+  if (o.chunks == 0 && p.long_share(a.nnz()) >= o.chunk_long_share) return plan_csr_items(a, o, true);
+  return p;
+}
 
 std::string plan_text(const CsrPlan& p) {
   std::int64_t stream = 0, rows = 0, long_blocks = 0;
@@ -103,7 +134,7 @@ std::string plan_text(const CsrPlan& p) {
     else if (is_stream_item(it.lanes)) ++stream;
     else ++rows;
   }
-  std::string t = std::to_string(p.items.size()) + " blocks: " + std::to_string(stream) + " stream items (" +
+  std::string t = std::to_string(p.items.size()) + " blocks: " + std::to_string(stream) + (p.chunked ? " chunked" : "") + " stream items (" +
                   std::to_string(p.stream_rows) + " rows), " + std::to_string(rows) + " row items";
   std::string lanes;
   for (int b = 0; b < 6; ++b)
@@ -235,6 +266,61 @@ KernelModel tensor_core_spmv_model(const CsrMatrix& a, const TcPlan& plan, Preci
   return k;
 }
 
+namespace {
+// A chunked stream item as kernels/spmv_csr.cu stream_chunk_item sums it, its 256 threads run one
+// after the other in each phase: thread t sums products [8t, 8t + 8), writes the rows that start and
+// end there, leaves the part of a row that started earlier in head[t]; after the barrier, the thread
+// where a row starts that ends past its chunk adds the later chunks' heads.
+void chunk_sum(const CsrMatrix& a, const CsrWorkItem& it, const EntryRange& er, const double* x, double* y) {
+  constexpr int kThreads = 256, kPer = 8;
+  const int nr = it.b - it.a, n = er.end - er.begin;
+  if (nr < 1 || nr > kThreads || n < 0 || n > kThreads * kPer)
+    throw std::logic_error("spmv_by_csr_plan: a chunked stream item larger than its block");
+  std::vector<int> ends(static_cast<size_t>(nr) + 1);
+  for (int i = 0; i <= nr; ++i) ends[static_cast<size_t>(i)] = a.row_ptr[static_cast<size_t>(it.a + i)] - er.begin;
+  if (ends[0] != 0 || ends[static_cast<size_t>(nr)] != n)
+    throw std::logic_error("spmv_by_csr_plan: a chunked stream item's range is not its rows' entries");
+  std::vector<double> prod(static_cast<size_t>(n)), head(kThreads, std::nan(""));
+  for (int e = 0; e < n; ++e)
+    prod[static_cast<size_t>(e)] = a.val[static_cast<size_t>(er.begin + e)] * x[a.col[static_cast<size_t>(er.begin + e)]];
+  const auto end_of = [&](int i) { return ends[static_cast<size_t>(i) + 1]; };
+  std::vector<int> own(kThreads, -1), own_end(kThreads, 0);
+  std::vector<double> own_s(kThreads, 0.0);
+  for (int t = 0; t < kThreads; ++t) {
+    const int c0 = t * kPer, c1 = std::min(c0 + kPer, n), lo = t == 0 ? -1 : c0;
+    if (!(lo < n || (t == 0 && n == 0))) continue;
+    int i = 0;
+    while (i < nr && end_of(i) <= lo) ++i;  // the first row whose end is past lo
+    double s = 0.0;
+    const auto close = [&] {
+      if (ends[static_cast<size_t>(i)] < c0) head[static_cast<size_t>(t)] = s;
+      else y[it.a + i] = s;
+      s = 0.0;
+      ++i;
+    };
+    for (int cc = c0; cc < c1; ++cc) {
+      while (end_of(i) <= cc) close();
+      s += prod[static_cast<size_t>(cc)];
+    }
+    while (i < nr && end_of(i) <= c1) close();
+    if (i < nr && ends[static_cast<size_t>(i)] < c1) {
+      if (ends[static_cast<size_t>(i)] < c0) head[static_cast<size_t>(t)] = s;
+      else {
+        own[static_cast<size_t>(t)] = i;
+        own_s[static_cast<size_t>(t)] = s;
+        own_end[static_cast<size_t>(t)] = end_of(i);
+      }
+    }
+  }
+  for (int t = 0; t < kThreads; ++t) {
+    if (own[static_cast<size_t>(t)] < 0) continue;
+    double s = own_s[static_cast<size_t>(t)];
+    for (int q = t + 1; q <= (own_end[static_cast<size_t>(t)] - 1) / kPer; ++q) s += head[static_cast<size_t>(q)];
+    y[it.a + own[static_cast<size_t>(t)]] = s;
+  }
+}
+}  // namespace
+
 void spmv_by_csr_plan(const CsrMatrix& a, const CsrPlan& plan, const double* x, double* y) {
   if (plan.ranges.size() != plan.items.size()) throw std::invalid_argument("spmv_by_csr_plan: one range per item");
   std::vector<double> partial(static_cast<size_t>(plan.partial_slots), 0.0);
@@ -242,6 +328,10 @@ void spmv_by_csr_plan(const CsrMatrix& a, const CsrPlan& plan, const double* x, 
   for (size_t i = 0; i < plan.items.size(); ++i) {
     const CsrWorkItem& it = plan.items[i];
     const EntryRange& er = plan.ranges[i];
+    if (it.long_index < 0 && it.lanes == kChunkStream) {
+      chunk_sum(a, it, er, x, y);
+      continue;
+    }
     if (it.long_index < 0 && is_stream_item(it.lanes)) {
       // As the kernel: the products of entries [er.begin, er.end), then each row's share of them.
       std::vector<double> prod;

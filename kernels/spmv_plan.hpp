@@ -42,6 +42,11 @@ struct CsrWorkItem {
 constexpr bool is_stream_item(std::int32_t lanes) { return lanes < 0; }
 constexpr int stream_lanes(std::int32_t lanes) { return -lanes; }
 constexpr std::int32_t kStreamItem = -1;  // a stream item summed by one thread per row
+// A chunked stream item (CsrPlanOptions::chunks): rows [a, b) of any length up to the long-row
+// threshold, their products summed by thread t over products [8t, 8t + 8) (a segmented sum: a row
+// that starts in the chunk and ends past it adds the later chunks' partial sums, in order), so the
+// sum takes as long for one row of 2000 entries as for 256 rows of 8.
+constexpr std::int32_t kChunkStream = -64;
 // Entries [begin, end) of a work item, one per item next to `items` (8 B each): a stream item starts
 // its col/val loads from it without first reading row_ptr[a] and row_ptr[b] (a dependent load, cold
 // from DRAM). With the work records prefetched into L2 ahead of their blocks (cold runs) this made
@@ -88,6 +93,17 @@ struct CsrPlanOptions {
   // 1.079, <= 16: 1.068 / 1.085, <= 32 (every run): 1.061 / 1.081 (mip1, mean 156, slower).
   int stream_max_lanes = 16;
   int stream_nnz = 2048;  // entries per stream item (block_threads x elements_per_lane)
+  // Chunked stream items (kChunkStream): every row up to the long-row threshold (then stream_nnz
+  // unless long_row is set) in items filled to block_threads rows or stream_nnz entries; no row
+  // items, no V. 0: when the rows above the V plan's long-row threshold hold at least
+  // chunk_long_share of the entries; 1: never; 2: always. On the irregular matrices the V plan gives
+  // each row of 256-2048 entries a block of its own and cuts its stream items at every such row
+  // (circuit5M: 108236 blocks, stream items 22% full); chunked, on an H200 (GPU-ba7c7e08..,
+  // NOTES "SpMV chunked stream items"), circuit5M 1.30x, FullChip 1.16x, in-2004 1.12x, eu-2005
+  // 1.07x, scircuit 1.25x (long share 0.21-0.58), but the even FEM rows 0.84-0.92x and
+  // webbase-1M / mip1 (share 0.05 / 0.07) 0.92x.
+  int chunks = 0;
+  double chunk_long_share = 0.15;
 };
 struct CsrPlan {
   std::vector<CsrWorkItem> items;
@@ -97,7 +113,9 @@ struct CsrPlan {
   std::int32_t partial_slots = 0;
   std::int64_t lane_histogram[6] = {};  // rows per V = 1, 2, 4, 8, 16, 32 (row items)
   std::int64_t stream_rows = 0;         // rows in stream items
+  bool chunked = false;                 // stream items are kChunkStream (CsrPlanOptions::chunks)
   double metadata_bytes() const;         // items, their ranges, long rows: read by the kernel besides the CSR
+  double long_share(std::int64_t nnz) const;  // share of the nnz entries in long-row items
 };
 CsrPlan plan_csr(const CsrMatrix& a, const CsrPlanOptions& o = {});
 

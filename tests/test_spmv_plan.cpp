@@ -85,6 +85,7 @@ TEST_CASE("the CUDA-core plan covers every row once, lanes by the run's mean, lo
   check_csr(a);
   kernels::CsrPlanOptions rows_only;  // row items only: the lanes rules below (stream items: next test)
   rows_only.stream_max_lanes = 0;
+  rows_only.chunks = 1;  // the V plan (chunked stream items: their own test)
   const kernels::CsrPlan p = kernels::plan_csr(a, rows_only);
   const auto x = x_for(a);
   std::vector<double> ref(static_cast<size_t>(a.rows)), got(static_cast<size_t>(a.rows), std::nan(""));
@@ -171,10 +172,12 @@ TEST_CASE("the CUDA-core plan's stream items: runs with V <= 16, <= 2048 entries
   spmv_reference(a, x.data(), ref.data());
   kernels::CsrPlanOptions rows_only;
   rows_only.stream_max_lanes = 0;
+  rows_only.chunks = 1;
   const kernels::CsrPlan vector_plan = kernels::plan_csr(a, rows_only);
   for (int max_lanes : {1, 4, 16, 32}) {
     kernels::CsrPlanOptions o;
     o.stream_max_lanes = max_lanes;
+    o.chunks = 1;
     const kernels::CsrPlan p = kernels::plan_csr(a, o);
     INFO("stream_max_lanes " << max_lanes);
     std::vector<double> got(static_cast<size_t>(a.rows), std::nan(""));
@@ -210,8 +213,11 @@ TEST_CASE("the CUDA-core plan's stream items: runs with V <= 16, <= 2048 entries
     CHECK(p.long_rows.size() == vector_plan.long_rows.size());
     CHECK(std::accumulate(std::begin(p.lane_histogram), std::end(p.lane_histogram), p.stream_rows) == a.rows - 3);
   }
-  // The defaults stream the short (V = 1) and medium (V = 4, 8) runs of mixed() but not the warp runs.
-  const kernels::CsrPlan d = kernels::plan_csr(a);
+  // The V plan streams the short (V = 1) and medium (V = 4, 8) runs of mixed() but not the warp runs.
+  kernels::CsrPlanOptions v_plan;
+  v_plan.chunks = 1;
+  const kernels::CsrPlan d = kernels::plan_csr(a, v_plan);
+  CHECK(!d.chunked);
   // One entry range per item: a run's [row_ptr[a], row_ptr[b]), a long item's own [a, b); the
   // pieces of a row tile it, so the ranges tile [0, nnz) in item order.
   REQUIRE(d.ranges.size() == d.items.size());
@@ -249,6 +255,90 @@ TEST_CASE("the CUDA-core plan's stream items: runs with V <= 16, <= 2048 entries
   bad = {};
   bad.stream_max_lanes = -1;
   CHECK_THROWS_AS(kernels::plan_csr(a, bad), std::invalid_argument);
+}
+
+TEST_CASE("chunked stream items: full items of any row up to 2048 entries, summed as the kernel's threads do") {
+  kernels::CsrPlanOptions chunked;
+  chunked.chunks = 2;
+  // Empty rows first, a row of exactly 2048 (it fills an item), one of 2049 (long: one piece), a run
+  // of 300 empty rows (an item of 256 rows and no entries), rows that end on chunk edges (8, 16), a
+  // row of 1500 after short ones (it spans ~190 chunks of another item), empty rows last.
+  std::vector<int> lengths{0, 0, 0, 2048, 0, 2049};
+  for (int r = 0; r < 300; ++r) lengths.push_back(0);
+  for (int l : {1, 0, 17, 8, 8, 16, 8}) lengths.push_back(l);
+  for (int r = 0; r < 40; ++r) lengths.push_back(1 + r % 3);
+  lengths.push_back(1500);
+  for (int r = 0; r < 700; ++r) lengths.push_back(r % 9);
+  for (int r = 0; r < 5; ++r) lengths.push_back(0);
+  for (const CsrMatrix& a : {matrix_with_rows(lengths, 5000, "edges"), mixed()}) {
+    INFO(a.name);
+    const kernels::CsrPlan p = kernels::plan_csr(a, chunked);
+    CHECK(p.chunked);
+    CHECK(p.long_row == 2048);
+    const auto len = [&](std::int32_t r) { return a.row_ptr[static_cast<size_t>(r) + 1] - a.row_ptr[static_cast<size_t>(r)]; };
+    std::vector<int> covered(static_cast<size_t>(a.rows), 0);
+    for (size_t i = 0; i < p.items.size(); ++i) {
+      const auto& it = p.items[i];
+      if (it.long_index >= 0) continue;
+      CHECK(it.lanes == kernels::kChunkStream);
+      CHECK(kernels::is_stream_item(it.lanes));
+      const std::int32_t nnz = p.ranges[i].end - p.ranges[i].begin;
+      CHECK((it.b - it.a >= 1 && it.b - it.a <= 256));
+      CHECK(nnz <= 2048);
+      // Full: the next row would pass 256 rows or 2048 entries, or is long, or there is none.
+      if (it.b < a.rows) CHECK((it.b - it.a == 256 || nnz + len(it.b) > 2048 || len(it.b) > 2048));
+      for (int r = it.a; r < it.b; ++r) {
+        CHECK(len(r) <= 2048);
+        ++covered[static_cast<size_t>(r)];
+      }
+    }
+    for (const auto& lr : p.long_rows) {
+      CHECK(len(lr.row) > 2048);
+      ++covered[static_cast<size_t>(lr.row)];
+    }
+    CHECK(std::all_of(covered.begin(), covered.end(), [](int c) { return c == 1; }));
+    CHECK(p.stream_rows == a.rows - static_cast<std::int64_t>(p.long_rows.size()));
+    const auto x = x_for(a);
+    std::vector<double> ref(static_cast<size_t>(a.rows)), got(static_cast<size_t>(a.rows), std::nan(""));
+    spmv_reference(a, x.data(), ref.data());
+    kernels::spmv_by_csr_plan(a, p, x.data(), got.data());  // the kernel's chunk sums: heads unset are NaN
+    CHECK(max_rel_diff(got, ref) < 1e-13);
+    CHECK(std::none_of(got.begin(), got.end(), [](double v) { return std::isnan(v); }));
+  }
+  // The edge matrix's items: rows [0, 5) (2048 entries: the empty row 4 still fits), the 2049 row
+  // long, then 256 of the 300 empty rows: an item without entries.
+  const CsrMatrix e = matrix_with_rows(lengths, 5000, "edges");
+  const kernels::CsrPlan pe = kernels::plan_csr(e, chunked);
+  REQUIRE(pe.items.size() >= 4);
+  CHECK((pe.items[0].a == 0 && pe.items[0].b == 5));
+  CHECK((pe.ranges[0].begin == 0 && pe.ranges[0].end == 2048));
+  CHECK(pe.items[1].long_index >= 0);
+  CHECK((pe.items[2].a == 6 && pe.items[2].b == 262));
+  CHECK(pe.ranges[2].begin == pe.ranges[2].end);
+
+  // The plan's choice (chunks 0): chunked where the V plan's long rows hold >= 15% of the entries.
+  const CsrMatrix even = matrix_with_rows(std::vector<int>(3000, 30), 5000, "even");
+  CHECK(!kernels::plan_csr(even).chunked);
+  std::vector<int> spiky(3000, 5);
+  for (int r = 0; r < 3000; r += 300) spiky[static_cast<size_t>(r)] = 400;  // 4000 of 18950 in rows > 256
+  const CsrMatrix sp = matrix_with_rows(spiky, 5000, "spiky");
+  const kernels::CsrPlan vs = [&] { kernels::CsrPlanOptions o; o.chunks = 1; return kernels::plan_csr(sp, o); }();
+  CHECK(vs.long_share(sp.nnz()) == ceiling_test::Rel(4000.0 / static_cast<double>(sp.nnz())));
+  CHECK(kernels::plan_csr(sp).chunked);
+  kernels::CsrPlanOptions high;
+  high.chunk_long_share = 0.5;
+  CHECK(!kernels::plan_csr(sp, high).chunked);
+  kernels::CsrPlanOptions bad;
+  bad.chunks = 3;
+  CHECK_THROWS_AS(kernels::plan_csr(sp, bad), std::invalid_argument);
+  bad = {};
+  bad.chunk_long_share = std::nan("");
+  CHECK_THROWS_AS(kernels::plan_csr(sp, bad), std::invalid_argument);
+  bad = {};
+  bad.long_row = 4096;  // above stream_nnz: a chunked item could not hold such a row
+  CHECK_THROWS_AS(kernels::plan_csr(sp, bad), std::invalid_argument);
+  bad.chunks = 1;  // the V plan takes it
+  CHECK(kernels::plan_csr(sp, bad).long_row == 4096);
 }
 
 TEST_CASE("the tensor-core plan packs sorted 8-row groups, pads to 4 columns and counts what it reads") {
@@ -466,17 +556,27 @@ TEST_CASE("validate --kernels spmv: one point per registered matrix, three imple
 
 TEST_CASE("a plan's launch text names its blocks by kind (the results' description)") {
   const CsrMatrix a = mixed();
-  const kernels::CsrPlan p = kernels::plan_csr(a);
+  kernels::CsrPlanOptions v_plan;
+  v_plan.chunks = 1;
+  const kernels::CsrPlan p = kernels::plan_csr(a, v_plan);
   const std::string t = kernels::plan_text(p);
   INFO(t);
   // 5000 -> 2 pieces, 20000 -> 5, 1025 -> 1: 3 long rows in 8 blocks above the 256 threshold.
   CHECK(t.find("3 long rows (> 256 nnz) in 8 blocks") != std::string::npos);
+  CHECK(t.find("chunked") == std::string::npos);
+  // Chunked (mixed()'s choice: its rows above 256 hold 46% of the entries): 1025 joins a stream item,
+  // 5000 -> 2 pieces, 20000 -> 5 above the 2048 threshold.
+  const kernels::CsrPlan c = kernels::plan_csr(a);
+  CHECK(c.chunked);
+  CHECK(kernels::plan_text(c).find(" chunked stream items (" + std::to_string(a.rows - 2) + " rows), 0 row items, 2 long rows (> 2048 nnz) in 7 blocks") !=
+        std::string::npos);
   CHECK(t.rfind(std::to_string(p.items.size()) + " blocks: ", 0) == 0);
   CHECK(t.find(std::to_string(p.stream_rows) + " rows)") != std::string::npos);
   CHECK(p.stream_rows > 0);
   // Row items only: the lanes histogram is spelled out, 1 lane singular.
   kernels::CsrPlanOptions rows_only;
   rows_only.stream_max_lanes = 0;
+  rows_only.chunks = 1;
   const kernels::CsrPlan r = kernels::plan_csr(matrix_with_rows(std::vector<int>(512, 1), 100, "ones"), rows_only);
   CHECK(kernels::plan_text(r) == "2 blocks: 0 stream items (0 rows), 2 row items (512 rows at 1 lane), 0 long rows (> 256 nnz) in 0 blocks");
 

@@ -119,30 +119,68 @@ TEST_CASE("every kernel variant matches its CPU reference on fresh random data")
   }
 }
 
+// The chunked stream items' edges, repeated: empty rows first, a row of exactly 2048 entries, one of
+// 2049, 300 empty rows (an item without entries), rows ending on 8-entry chunk edges, a row of 1500
+// spanning ~190 chunks, rows of 0-8.
+std::shared_ptr<CsrMatrix> chunk_edges_matrix(int repeats) {
+  std::vector<int> lengths;
+  for (int k = 0; k < repeats; ++k) {
+    for (int l : {0, 0, 0, 2048, 0, 2049}) lengths.push_back(l);
+    for (int r = 0; r < 300; ++r) lengths.push_back(0);
+    for (int l : {1, 0, 17, 8, 8, 16, 8}) lengths.push_back(l);
+    for (int r = 0; r < 40; ++r) lengths.push_back(1 + r % 3);
+    lengths.push_back(1500);
+    for (int r = 0; r < 700; ++r) lengths.push_back(r % 9);
+  }
+  auto a = std::make_shared<CsrMatrix>();
+  a->name = "chunk-edges-" + std::to_string(repeats);
+  a->cols = 40000;
+  a->row_ptr.push_back(0);
+  std::uint64_t z = 77;
+  for (int len : lengths) {
+    z = z * 6364136223846793005ull + 1442695040888963407ull;
+    const int stride = a->cols / std::max(len, 1);
+    const auto start = static_cast<std::int32_t>((z >> 33) % static_cast<std::uint64_t>(std::max(1, a->cols - (len - 1) * stride)));
+    for (int e = 0; e < len; ++e) {
+      a->col.push_back(start + e * stride);
+      a->val.push_back(0.5 + static_cast<double>((z >> (e % 40)) & 1023) / 1024.0);
+    }
+    a->row_ptr.push_back(static_cast<std::int32_t>(a->col.size()));
+  }
+  a->rows = static_cast<std::int32_t>(a->row_ptr.size() - 1);
+  check_csr(*a);
+  return a;
+}
+
 TEST_CASE("SpMV variants: every row class, repeated launches (long-row counters reset), cold and warm") {
-  for (std::int64_t nnz : {200000LL, 3000000LL}) {
+  for (int m = 0; m < 3; ++m) {
     clear_registered_matrices();
-    const auto a = mixed_matrix(nnz, 99);
+    const auto a = m < 2 ? mixed_matrix(m == 0 ? 200000LL : 3000000LL, 99) : chunk_edges_matrix(40);
     register_matrix(a);
     for (const auto& v : registry()) {
       if (v.unavailable && !v.unavailable().empty()) continue;  // e.g. no libcusparse on this host
       const KernelKind& kind = kernel_kind(v.kind);
       if (kind.params_for_bytes || !kind.matrix_inputs) continue;  // the SpMV kinds (stencils have an input label too)
-      const KernelParams p = kind.sweep_points(0, v.precision, false).at(0);
-      for (bool in_l2 : {true, false}) {
-        RunContext ctx;
-        ctx.l2_bytes = 50e6;
-        ctx.in_l2 = in_l2;
-        auto inst = v.create(p, ctx);
-        inst->randomize(5);
-        inst->poison_output();
-        for (int i = 0; i < 3; ++i) inst->launch(nullptr);  // a counter left non-zero would lose a row
-        CUDA_CHECK(cudaDeviceSynchronize());
-        const Verification r = inst->verify();
-        INFO(v.name() << " " << a->name << (in_l2 ? " warm" : " cold") << ": " << r.message);
-        CHECK(r.ok);
-        CHECK(r.unwritten == 0);
-        CHECK(r.error <= 1e-12);
+      // Our CSR kernel: the plan's choice (0), then each plan pinned (1: lanes per row, 2: chunked).
+      const std::vector<int> configs = v.implementation == "ours" ? std::vector<int>{0, 1, 2} : std::vector<int>{0};
+      for (int config : configs) {
+        KernelParams p = kind.sweep_points(0, v.precision, false).at(0);
+        if (config != 0) p["launch_config"] = config;
+        for (bool in_l2 : {true, false}) {
+          RunContext ctx;
+          ctx.l2_bytes = 50e6;
+          ctx.in_l2 = in_l2;
+          auto inst = v.create(p, ctx);
+          inst->randomize(5);
+          inst->poison_output();
+          for (int i = 0; i < 3; ++i) inst->launch(nullptr);  // a counter left non-zero would lose a row
+          CUDA_CHECK(cudaDeviceSynchronize());
+          const Verification r = inst->verify();
+          INFO(v.name() << " " << a->name << " launch_config " << config << (in_l2 ? " warm" : " cold") << ": " << r.message);
+          CHECK(r.ok);
+          CHECK(r.unwritten == 0);
+          CHECK(r.error <= 1e-12);
+        }
       }
     }
   }
