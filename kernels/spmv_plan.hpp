@@ -51,7 +51,8 @@ constexpr std::int32_t kChunkStream = -64;
 // its col/val loads from it without first reading row_ptr[a] and row_ptr[b] (a dependent load, cold
 // from DRAM). With the work records prefetched into L2 ahead of their blocks (cold runs) this made
 // the 16 out-of-L2 Table 2 matrices 1.044x faster (geomean, H200 GPU-f85db422; circuit5M, FullChip
-// 1.12-1.13x); the ranges alone 0.993x, the prefetch alone 1.008x (NOTES "SpMV work records").
+// 1.12-1.13x); the ranges alone 0.993x, the prefetch alone 1.008x (NOTES "SpMV work records and
+// chunked stream items").
 struct EntryRange {
   std::int32_t begin = 0, end = 0;
 };
@@ -98,10 +99,12 @@ struct CsrPlanOptions {
   // items, no V. 0: when the rows above the V plan's long-row threshold hold at least
   // chunk_long_share of the entries; 1: never; 2: always. On the irregular matrices the V plan gives
   // each row of 256-2048 entries a block of its own and cuts its stream items at every such row
-  // (circuit5M: 108236 blocks, stream items 22% full); chunked, on an H200 (GPU-ba7c7e08..,
-  // NOTES "SpMV chunked stream items"), circuit5M 1.30x, FullChip 1.16x, in-2004 1.12x, eu-2005
-  // 1.07x, scircuit 1.25x (long share 0.21-0.58), but the even FEM rows 0.84-0.92x and
-  // webbase-1M / mip1 (share 0.05 / 0.07) 0.92x.
+  // (circuit5M: 108236 blocks, stream items 22% full). Every matrix chunked against the V plan, H200
+  // GPU-305768b9 (GPU-2703ff26): circuit5M 1.30 (1.33), FullChip 1.16 (1.19), in-2004 1.12, eu-2005
+  // 1.07 (1.08), scircuit 1.26 (1.28), ASIC_680k 1.01 (1.02), dc2 1.04 (1.12): long share 0.21-0.58;
+  // the other 14 0.72-1.00 (mip1 0.91-1.00, webbase-1M 0.92-0.96: share 0.07 / 0.05; the even FEM
+  // rows 0.82-0.93 and the in-L2 conf5_4x8x-10, rma10 0.72-0.76, where V lanes per row sum a row
+  // without a search and smaller items fill more SMs). NOTES "SpMV work records and chunked stream items".
   int chunks = 0;
   double chunk_long_share = 0.15;
 };
