@@ -13,7 +13,6 @@
 #pragma once
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -49,9 +48,6 @@ constexpr int kMaxPlainColumnWeights = 1024;
 __constant__ double c_colw[kMaxPlainColumnWeights];
 __constant__ long long c_coloff[kMaxStencilPoints];
 __constant__ int2 c_colrange[kMaxStencilPoints];
-// The z-marching window kernel's weights: the shape inside the 3 x 3 x 3 box, at (dz + 1) 9 + (dy + 1) 3 + dx + 1
-// (0 where the shape has no point).
-__constant__ double c_box[27];
 const void* g_constants_owner = nullptr;
 
 struct Grid {
@@ -229,99 +225,6 @@ __global__ void __launch_bounds__(kStencilThreads)
       for (int s = 0; s < npts; ++s) v = fma(c_weight[s], __ldg(in + i + c_offset[s]), v);
     }
     store_stream<Streaming>(out + i, v);
-  }
-}
-
-// --- plain, 3-D shapes inside the 3 x 3 x 3 box: a z-marching window -----------------------------
-// 32 x 8 threads; a thread owns K consecutive rows (y) of one x and marches the planes of its block's
-// z segment [z0, z0 + zlen). Each input plane p is loaded once per thread as 3 columns (dx) x (K + 2)
-// rows, all 3(K + 2) loads issued together (the next plane's before this plane's FMAs), and multiplied
-// into three rotating accumulators: output plane p + 1 (its dz = -1 taps), p (dz = 0), p - 1 (dz = +1,
-// then complete and stored). 3(K + 2) / K loads per point (4.5 at K = 4) against the planes kernel's
-// shared-memory loads and barriers or the point kernel's 27; every tap an FMA with c_box (a star's
-// missing points weigh 0; the input is finite, so 0 u adds exactly 0). Threads whose x or rows touch
-// the boundary take the per-point path.
-constexpr int kMarchRows = 4;
-template <int K, bool Streaming>
-__global__ void __launch_bounds__(kStencilThreads, 2)
-    stencil_march_kernel(const double* __restrict__ in, double* __restrict__ out, Grid g, int zlen) {
-  const int nx = static_cast<int>(g.nx), ny = static_cast<int>(g.ny), nz = static_cast<int>(g.nz);
-  const int x = static_cast<int>(blockIdx.x * 32 + (threadIdx.x & 31));
-  const int y0 = static_cast<int>((blockIdx.y * 8 + (threadIdx.x >> 5)) * K);
-  const int z0 = static_cast<int>(blockIdx.z) * zlen, z1 = min(z0 + zlen, nz);
-  if (x >= nx || y0 >= ny) return;
-  const long long sz = static_cast<long long>(nx) * ny;
-  if (!(x >= 1 && x < nx - 1 && y0 >= 1 && y0 + K <= ny - 1)) {
-    for (int z = z0; z < z1; ++z)
-      for (int k = 0; k < K && y0 + k < ny; ++k) {
-        const int y = y0 + k;
-        const long long i = z * sz + static_cast<long long>(y) * nx + x;
-        double v;
-        if (x < 1 || x >= nx - 1 || y < 1 || y >= ny - 1 || z < 1 || z >= nz - 1) {
-          v = __ldg(in + i);
-        } else {
-          v = 0.0;
-#pragma unroll
-          for (int b = 0; b < 27; ++b)
-            v = fma(c_box[b], __ldg(in + i + (b / 9 - 1) * sz + static_cast<long long>(b / 3 % 3 - 1) * nx + (b % 3 - 1)), v);
-        }
-        store_stream<Streaming>(out + i, v);
-      }
-    return;
-  }
-  // Interior columns: the domain's first and last planes are copied, the others computed.
-  const long long col = static_cast<long long>(y0) * nx + x;  // (x, y0) in a plane
-  for (int z : {0, nz - 1})
-    if (z >= z0 && z < z1)
-      for (int k = 0; k < K; ++k) store_stream<Streaming>(out + z * sz + col + static_cast<long long>(k) * nx, __ldg(in + z * sz + col + static_cast<long long>(k) * nx));
-  const int za = max(z0, 1), zb = min(z1, nz - 1);  // computed output planes [za, zb)
-  if (za >= zb) return;
-  constexpr int R = K + 2;
-  double r[3][R], nr[3][R];
-  const double* p = in + static_cast<long long>(za - 1) * sz + col - nx - 1;  // plane za - 1, row y0 - 1, x - 1
-#pragma unroll
-  for (int c = 0; c < 3; ++c)
-#pragma unroll
-    for (int j = 0; j < R; ++j) r[c][j] = __ldg(p + c + j * nx);
-  double a[K], b[K], cc[K];  // outputs p - 1, p, p + 1
-#pragma unroll
-  for (int k = 0; k < K; ++k) b[k] = cc[k] = 0.0;
-  for (int pl = za - 1; pl <= zb; ++pl) {
-    if (pl < zb) {  // the next plane's loads before this plane's FMAs
-      const double* q = p + (pl - (za - 1) + 1) * sz;
-#pragma unroll
-      for (int c = 0; c < 3; ++c)
-#pragma unroll
-        for (int j = 0; j < R; ++j) nr[c][j] = __ldg(q + c + j * nx);
-    }
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-      a[k] = b[k];
-      b[k] = cc[k];
-      cc[k] = 0.0;
-    }
-#pragma unroll
-    for (int dy = 0; dy < 3; ++dy)
-#pragma unroll
-      for (int dx = 0; dx < 3; ++dx) {
-        const double wm = c_box[18 + dy * 3 + dx], w0 = c_box[9 + dy * 3 + dx], wp = c_box[dy * 3 + dx];
-#pragma unroll
-        for (int k = 0; k < K; ++k) {
-          const double u = r[dx][k + dy];
-          a[k] = fma(wm, u, a[k]);   // output p - 1 takes plane p at dz = +1
-          b[k] = fma(w0, u, b[k]);   // output p at dz = 0
-          cc[k] = fma(wp, u, cc[k]); // output p + 1 at dz = -1
-        }
-      }
-    if (pl - 1 >= za) {
-      double* o = out + static_cast<long long>(pl - 1) * sz + col;
-#pragma unroll
-      for (int k = 0; k < K; ++k) store_stream<Streaming>(o + static_cast<long long>(k) * nx, a[k]);
-    }
-#pragma unroll
-    for (int c = 0; c < 3; ++c)
-#pragma unroll
-      for (int j = 0; j < R; ++j) r[c][j] = nr[c][j];
   }
 }
 
@@ -1261,11 +1164,11 @@ class StencilInstance : public KernelInstance {
         steps_(static_cast<int>(params.count("steps") ? params.at("steps") : 1)),
         streaming_(!ctx.in_l2),
         plain_config_(static_cast<int>(params.count("launch_config") ? params.at("launch_config") : 0)) {
-    if (plain_config_ < kPlainAuto || plain_config_ > (M == StencilMethod::plain ? kPlainMarch : kStreamRows) ||
+    if (plain_config_ < kPlainAuto || plain_config_ > (M == StencilMethod::plain ? kPlainRegister : kStreamRows) ||
         (M != StencilMethod::plain && M != StencilMethod::streaming && plain_config_ != kPlainAuto))
       throw std::invalid_argument("stencil: no launch_config " + std::to_string(plain_config_) +
                                   " (plain: 0 chosen by shape and size, 1 one point per thread, 2 columns, 3 rows or "
-                                  "planes at one step, 4 the z-marching window (3-D shapes inside the 3x3x3 box); "
+                                  "planes at one step; "
                                   "streaming: 0 chosen by shape, 1 the ring kernel, 2 the rows (2-D) or planes (3-D) kernel)");
     check_stencil_domain(shape_, dom_);
     const StencilRadii r = stencil_radii(shape_);
@@ -1363,20 +1266,6 @@ class StencilInstance : public KernelInstance {
                       gz = (dom_.nz + tile_.tz - 1) / tile_.tz;
       if (gy > 65535 || gz > 65535) throw std::invalid_argument("stencil: domain " + dom_.text() + " needs too many tiles");
       launch_grid_ = dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz));
-    } else if (M == StencilMethod::plain &&
-               (plain_config_ == kPlainMarch || (plain_config_ == kPlainAuto && plain_march_by_default()))) {
-      // The z-marching window (3-D shapes inside the 3 x 3 x 3 box).
-      if (!stencil_fits_box(shape_))
-        throw std::invalid_argument("stencil plain: launch_config 4 (z-marching window) needs a 3-D shape inside the 3x3x3 box");
-      use_march_ = true;
-      box_w_.assign(27, 0.0);
-      for (const auto& q : shape_.points) box_w_[static_cast<size_t>((q.dz + 1) * 9 + (q.dy + 1) * 3 + q.dx + 1)] += q.weight;
-      march_zlen_ = plain_march_planes(dom_, current_sm_count());
-      const long long gx = (dom_.nx + 31) / 32, gy = (dom_.ny + 8LL * kMarchRows - 1) / (8LL * kMarchRows),
-                      gz = (dom_.nz + march_zlen_ - 1) / march_zlen_;
-      if (gx > 2147483647LL || gy > 65535 || gz > 65535 || dom_.nx * dom_.ny > 2147483647LL)
-        throw std::invalid_argument("stencil: domain " + dom_.text() + " too large for the z-marching window kernel");
-      launch_grid_ = dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz));
     } else if (plain_config_ == kPlainRegister || (plain_config_ == kPlainAuto && plain_register_by_default())) {
       // One step per launch by the rows (2-D) or planes (3-D) kernel.
       const std::string refusal = stencil_register_refusal(shape_, 1);
@@ -1427,7 +1316,6 @@ class StencilInstance : public KernelInstance {
       for (int s = 1; s <= steps_; ++s) {
         double* dst = ((steps_ - s) % 2 == 0) ? out_.data() : other_.data();
         if constexpr (M == StencilMethod::tensor_core_plain) column_mma(stream, src, dst);
-        else if (use_march_) march(stream, src, dst);
         else if (use_rows_ || use_planes_) launch_register(stream, src, dst, streaming_, 1);
         else streaming_ ? plain(true, src, dst, stream, npts) : plain(false, src, dst, stream, npts);
         src = dst;
@@ -1504,9 +1392,6 @@ class StencilInstance : public KernelInstance {
   std::string launch_text() const override { return tile_text(); }
   std::string tile_text() const {
     if constexpr (M == StencilMethod::plain) {
-      if (use_march_)
-        return "z-marching window: " + std::to_string(kMarchRows) + " rows per thread, 32x" + std::to_string(8 * kMarchRows) +
-               " columns per block marching " + std::to_string(march_zlen_) + " planes";
       if (use_rows_) return "rows kernel, one step per launch: " + rows_.text();
       if (use_planes_) return "planes kernel, one step per launch: " + planes_.text();
       if (!plain_dm_)
@@ -1543,9 +1428,6 @@ class StencilInstance : public KernelInstance {
       CUDA_CHECK(cudaMemcpyToSymbolAsync(c_colrange, col_range_.data(), col_range_.size() * sizeof(int2), 0,
                                          cudaMemcpyHostToDevice, stream));
     }
-    if (!box_w_.empty())
-      CUDA_CHECK(cudaMemcpyToSymbolAsync(c_box, box_w_.data(), box_w_.size() * sizeof(double), 0, cudaMemcpyHostToDevice,
-                                         stream));
     if (!soffsets_.empty())
       CUDA_CHECK(cudaMemcpyToSymbolAsync(c_soffset, soffsets_.data(), soffsets_.size() * sizeof(int), 0,
                                          cudaMemcpyHostToDevice, stream));
@@ -1643,20 +1525,6 @@ class StencilInstance : public KernelInstance {
       default: launch_point_n<0, S>(launch_grid_, st, src, dst, grid_, npts); break;
     }
   }
-  void march(cudaStream_t st, const double* src, double* dst) {
-    if constexpr (M == StencilMethod::plain) {  // only its own file compiles the kernel
-      if (streaming_)
-        stencil_march_kernel<kMarchRows, true><<<launch_grid_, kStencilThreads, 0, st>>>(src, dst, grid_, march_zlen_);
-      else
-        stencil_march_kernel<kMarchRows, false><<<launch_grid_, kStencilThreads, 0, st>>>(src, dst, grid_, march_zlen_);
-    }
-  }
-  // The plain variant's z-marching window by default: for the A/B, CEILING_STENCIL_MARCH=1 (3-D shapes
-  // inside the box).
-  bool plain_march_by_default() const {
-    const char* e = std::getenv("CEILING_STENCIL_MARCH");
-    return e && std::atoi(e) != 0 && stencil_fits_box(shape_);
-  }
   void plain(bool s, const double* src, double* dst, cudaStream_t st, int npts) {
     s ? plain_t<true>(src, dst, st, npts) : plain_t<false>(src, dst, st, npts);
   }
@@ -1747,9 +1615,6 @@ class StencilInstance : public KernelInstance {
   StreamTile st_{};
   StencilRowsPlan rows_;  // the streaming variant's 2-D rows kernel, where use_rows_
   RowsTile rt_{};
-  bool use_march_ = false;   // plain: the z-marching window kernel
-  int march_zlen_ = 0;         // its planes per block
-  std::vector<double> box_w_;  // its 27 weights (c_box)
   bool use_rows_ = false;
   StencilPlanesPlan planes_;  // the streaming variant's 3-D planes kernel, where use_planes_
   PlanesTile pt_{};
@@ -1816,7 +1681,7 @@ class StencilInstance : public KernelInstance {
   std::vector<int4> cm_lines_;
   std::uint64_t seed_ = 1;
   // Hidden `launch_config` of the plain variant (the GPU test pins each kernel).
-  static constexpr int kPlainAuto = 0, kPlainPoint = 1, kPlainColumns = 2, kPlainRegister = 3, kPlainMarch = 4;
+  static constexpr int kPlainAuto = 0, kPlainPoint = 1, kPlainColumns = 2, kPlainRegister = 3;
   static constexpr int kStreamRing = 1, kStreamRows = 2;  // the streaming variant's (0: rows or planes where they fit)
   int plain_config_ = kPlainAuto;
 };

@@ -176,20 +176,6 @@ int plain_window_rows(const StencilDomain& d, bool three, std::int64_t sms) {
   return blocks4 < 8 * sms ? 2 : 4;
 }
 
-int plain_march_planes(const StencilDomain& d, std::int64_t sms) {
-  const std::int64_t columns = ((d.nx + 31) / 32) * ((d.ny + 31) / 32);
-  for (int zl : {64, 32, 16, 8})
-    if (columns * ((d.nz + zl - 1) / zl) >= 8 * sms) return zl;
-  return 4;
-}
-
-bool stencil_fits_box(const StencilShape& s) {
-  if (s.dims != 3) return false;
-  for (const auto& q : s.points)
-    if (q.dx < -1 || q.dx > 1 || q.dy < -1 || q.dy > 1 || q.dz < -1 || q.dz > 1) return false;
-  return true;
-}
-
 int streaming_threads(int blocks_per_sm_at_128) { return blocks_per_sm_at_128 >= 4 ? kStreamThreads : 2 * kStreamThreads; }
 
 StencilStreamPlan plan_stencil_streaming(const StencilShape& s, const StencilDomain& d, int steps,

@@ -137,13 +137,6 @@ int streaming_threads(int blocks_per_sm_at_128);
 // against 8 1.02-1.05x out of L2 (95% of the tight bound), 1.26-1.28x in it; K = 2 in L2 another
 // 1.04-1.07x, out of L2 0.91x.
 int plain_window_rows(const StencilDomain& d, bool three, std::int64_t sms);
-// The plain z-marching window kernel (3-D shapes inside the 3 x 3 x 3 box, kernels/stencil_common.cuh
-// stencil_march_kernel): the planes each block marches, the largest of 64, 32, 16, 8 that still gives
-// 8 blocks per SM (32 x 32 columns per block), else 4: a segment re-reads 2 halo planes, so longer is
-// cheaper, but a block of 64 planes on a small domain leaves SMs idle.
-int plain_march_planes(const StencilDomain& d, std::int64_t sms);
-// Whether every point of a 3-D shape lies inside the 3 x 3 x 3 box (|dx|, |dy|, |dz| <= 1).
-bool stencil_fits_box(const StencilShape& s);
 
 // The section for this shape, domain and steps: 2-D, the widest section of 512, 256, 128, 64 cells
 // whose core keeps at least half of it; 3-D, the (sx, sy) of 32x32, 64x16, 16x64, 32x16, 16x16 with

@@ -225,13 +225,11 @@ TEST_CASE("stencil variants: every built-in shape, 1 to 4 fused steps, odd 2-D a
         for (const auto& v : registry()) {
           if (v.kind != "stencil" || (v.implementation != "plain" && v.implementation != "streaming")) continue;
           const bool plain = v.implementation == "plain";
-          for (int config : {1, 2, 3, 4}) {
-            if (config >= 3 && !plain) continue;
-            // plain 2: columns; plain 3 and streaming 2: the rows / planes kernel at 1 / `steps` steps;
-            // plain 4: the z-marching window (3-D shapes inside the 3x3x3 box).
-            const bool second = plain ? (config == 2   ? shape.name != "2d13pt" && shape.name != "3d7pt"
-                                         : config == 4 ? stencil_fits_box(shape)
-                                                       : stencil_register_refusal(shape, 1).empty())
+          for (int config : {1, 2, 3}) {
+            if (config == 3 && !plain) continue;
+            // plain 2: columns; plain 3 and streaming 2: the rows / planes kernel at 1 / `steps` steps.
+            const bool second = plain ? (config == 2 ? shape.name != "2d13pt" && shape.name != "3d7pt"
+                                                     : stencil_register_refusal(shape, 1).empty())
                                       : stencil_register_refusal(shape, steps).empty();
             KernelParams q = p;
             q["launch_config"] = config;
