@@ -207,6 +207,9 @@ __device__ __forceinline__ void stream_chunk_item(const int* __restrict__ rp, co
 // 6 blocks per SM (at most 40 registers; ptxas spills ~200 B): measured on an H200 over Table 2 with
 // max_trips 4, geomean T(cuSPARSE)/T(ours) 0.966 (out of L2 0.924) against 0.967 (0.895) with the
 // compiler's 56 registers (4 blocks per SM). 8 blocks per SM (32 registers, 600 B of spills): 0.58.
+// Again with the chunked items and work ranges (H200 GPU-8590ff01, 2026-11-28; 6 blocks spill 160-268 B):
+// 5 blocks per SM (48 registers, <= 32 B of spills) 0.975x out of L2 / 0.944x in L2, 4 blocks 0.910x / 0.950x;
+// a second 6-block run within 0.2%. 7 blocks would get 32 registers and 556-696 B of spills (not run).
 // Cold runs (Streaming: the matrix does not fit the L2) prefetch the work records of the block
 // kPrefetchAhead places on into L2 (one prefetch per 128-byte line of items: every 8th block; its
 // ranges: every 16th), so a block's first load, the one every other load waits on, is an L2 hit
