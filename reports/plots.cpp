@@ -766,6 +766,15 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
         const validation::KernelResult* cc = nullptr;
         for (auto it = lo; it != cc_results.end() && key_of(*it) == probe; ++it)
           if (s.precision.empty() || s.precision == (*it)->precision) cc = *it;
+        if (!cc) {
+          // A pair whose tensor-core side lies at another level (a padded layout past half the L2
+          // where the CSR is not: rma10, dc2 on the H200): the CUDA-core result at its own level,
+          // its intensity against the balance of the speedup's level (the one Eq. 22 took).
+          for (const auto* e : cc_results)
+            if (e->kernel == s.kernel && e->implementation == s.cuda_core_implementation && e->size == s.size &&
+                (s.precision.empty() || s.precision == e->precision))
+              cc = e;
+        }
         std::optional<double> b = cc ? cc_balance(g.hw, cc->precision, s.memory_level) : std::nullopt;
         if (!b || cc->intensity <= 0) {
           if (warnings)

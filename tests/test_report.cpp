@@ -758,6 +758,40 @@ TEST_CASE("the per-input SpMV plot: bound and side from the CSR result, not a pa
   CHECK(checked == 21);  // rma10 included: its plotted side is the CSR result's, not the flipped packed one's
 }
 
+TEST_CASE("the speedup plot takes a pair whose tensor-core side lies at another level than its CUDA-core result") {
+  // The shipped H200 SpMV results: rma10's CSR (29.4 MB) sits on the L2 side of the split, the
+  // dasp-like layout (padding, metadata) past it, so its speedups are judged at DRAM. Such a pair was
+  // left out of the plot ("no intensity or balance") until the CUDA-core result was looked up at its
+  // own level. One speedup is moved to the other side of its CUDA-core result here, so the test
+  // holds whatever side the shipped board put rma10 on.
+  const fs::path root = fs::path(CEILING_TEST_DATA_DIR).parent_path().parent_path();
+  ReportInput in = load_report_input({root / "hardware" / "h200.yaml"}, {root / "results" / "h200-spmv-validation.json"});
+  REQUIRE(in.results.size() == 1);
+  auto& rep = in.results[0].report;
+  REQUIRE_FALSE(rep.speedups.empty());
+  std::string cc_level;
+  for (const auto& e : rep.results)
+    if (e.label == rep.speedups[0].label && e.implementation == rep.speedups[0].cuda_core_implementation) cc_level = e.memory_level;
+  REQUIRE_FALSE(cc_level.empty());
+  rep.speedups[0].memory_level = cc_level == "l2" ? "dram" : "l2";
+  std::vector<std::string> warnings;
+  const auto plots = ceiling::reports::detail::build_plots(in, &warnings);
+  for (const auto& w : warnings) CHECK(w.find("no intensity or balance") == std::string::npos);
+  const auto it = std::find_if(plots.begin(), plots.end(), [](const auto& p) { return p.name == "speedup-bound"; });
+  REQUIRE(it != plots.end());
+  // Every speedup drawn, or counted in the caption's thinning note.
+  std::size_t drawn = it->data["points"].size();
+  const bool thinned = it->caption.find(" speedups drawn") != std::string::npos;
+  if (!thinned) CHECK(drawn == rep.speedups.size());
+  CHECK(drawn > 0);
+  int moved = 0;
+  for (const auto& pt : it->data["points"])
+    if (pt["memory_level"] == rep.speedups[0].memory_level &&
+        pt["size"]["matrix_id"].get<double>() == rep.speedups[0].size.at("matrix_id"))
+      ++moved;
+  CHECK(moved == 1);
+}
+
 TEST_CASE("the per-input stencil plot (Figure 8 style): one group per shape and domain, GStencil/s, the fused bound") {
   // The shipped H100 stencil results: 6 shapes x 3-4 domains x 5 implementations (plain, blocked,
   // streaming on CUDA cores, toeplitz-mma and plain-mma on tensor cores).
