@@ -69,6 +69,20 @@ __device__ __forceinline__ void rows_item(const int* __restrict__ rp, const int*
 static_assert(kThreads * kUnroll == CsrPlanOptions{}.stream_nnz && kThreads == CsrPlanOptions{}.block_threads,
               "stream items fit the kernel's shared products");
 
+// A stream item's loads: thread t the entries e0 + t + u kThreads, u < kUnroll, consecutive lanes
+// consecutive entries, all issued together; past e1 the column is -1 (no product) and the value 0.
+template <bool Streaming>
+__device__ __forceinline__ void load_item_entries(const int* __restrict__ col, const double* __restrict__ val, int e0,
+                                                  int e1, int (&c)[kUnroll], double (&v)[kUnroll]) {
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const int e = e0 + static_cast<int>(threadIdx.x) + u * kThreads;
+    const bool in = e < e1;
+    c[u] = in ? load_stream<Streaming>(&col[e]) : -1;
+    v[u] = in ? load_stream<Streaming>(&val[e]) : 0.0;
+  }
+}
+
 // Stream item: rows [a, b), entries [e0, e1) (at most kThreads rows and kThreads x kUnroll entries; the
 // range comes with the item, so the entry loads wait on no row_ptr load): every thread loads
 // kUnroll entries of the contiguous range, consecutive lanes consecutive entries, and leaves the
@@ -84,13 +98,7 @@ __device__ __forceinline__ void stream_item(const int* __restrict__ rp, const in
   const int rb0 = r0 < b ? rp[r0] : 0, re0 = r0 < b ? rp[r0 + 1] : 0;  // the first pass's rows, in flight with the entries
   int c[kUnroll];
   double v[kUnroll];
-#pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
-    const int e = e0 + static_cast<int>(threadIdx.x) + u * kThreads;
-    const bool in = e < e1;
-    c[u] = in ? load_stream<Streaming>(&col[e]) : -1;
-    v[u] = in ? load_stream<Streaming>(&val[e]) : 0.0;
-  }
+  load_item_entries<Streaming>(col, val, e0, e1, c, v);
 #pragma unroll
   for (int u = 0; u < kUnroll; ++u)
     if (c[u] >= 0) prod[threadIdx.x + u * kThreads] = v[u] * __ldg(&x[c[u]]);
@@ -125,13 +133,7 @@ __device__ __forceinline__ void stream_chunk_item(const int* __restrict__ rp, co
   const int nr = b - a, n = e1 - e0;
   int c[kUnroll];
   double v[kUnroll];
-#pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
-    const int e = e0 + t + u * kThreads;
-    const bool in = e < e1;
-    c[u] = in ? load_stream<Streaming>(&col[e]) : -1;
-    v[u] = in ? load_stream<Streaming>(&val[e]) : 0.0;
-  }
+  load_item_entries<Streaming>(col, val, e0, e1, c, v);
   if (t < nr) ends[t] = rp[a + t] - e0;
   if (t == 0) ends[nr] = n;
   // Entry e's product at prod[(e % 8) kChunkPitch + e / 8]: thread t reads its chunk's k-th product at
@@ -256,11 +258,7 @@ __global__ void __launch_bounds__(kThreads, 6)
     // (FullChip's densest row has 565 pieces: a chain of 565 L2 loads in one thread). H200 GPU-75f404f5,
     // in one process against thread 0's sum, twice: FullChip 1.085x, dc2 1.055x, the rest within 1%.
     __shared__ unsigned arrived;
-    if (threadIdx.x == 0) {
-      partial[lr.y + static_cast<int>(blockIdx.x) - lr.w] = s;
-      __threadfence();
-      arrived = atomicAdd(&counter[it.w], 1u);
-    }
+    if (threadIdx.x == 0) arrived = count_piece(s, lr.y, static_cast<int>(blockIdx.x) - lr.w, partial, counter, it.w);
     __syncthreads();
     if (arrived != static_cast<unsigned>(lr.z - 1)) return;
     __threadfence();
