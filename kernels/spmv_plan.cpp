@@ -107,11 +107,13 @@ CsrPlan plan_csr_items(const CsrMatrix& a, const CsrPlanOptions& o, bool chunked
 }
 }  // namespace
 
-double CsrPlan::long_share(std::int64_t nnz) const {
-  std::int64_t in_long = 0;
-  for (size_t i = 0; i < items.size(); ++i)
+double CsrPlan::long_share() const {
+  std::int64_t in_long = 0, all = 0;  // the ranges tile the entries, so `all` is nnz
+  for (size_t i = 0; i < items.size(); ++i) {
+    all += ranges[i].end - ranges[i].begin;
     if (items[i].long_index >= 0) in_long += ranges[i].end - ranges[i].begin;
-  return nnz > 0 ? static_cast<double>(in_long) / static_cast<double>(nnz) : 0.0;
+  }
+  return all > 0 ? static_cast<double>(in_long) / static_cast<double>(all) : 0.0;
 }
 
 CsrPlan plan_csr(const CsrMatrix& a, const CsrPlanOptions& o) {
@@ -123,7 +125,7 @@ CsrPlan plan_csr(const CsrMatrix& a, const CsrPlanOptions& o) {
     throw std::invalid_argument("plan_csr: chunked stream items need a long-row threshold of at most stream_nnz");
   if (o.chunks == 2) return plan_csr_items(a, o, true);
   CsrPlan p = plan_csr_items(a, o, false);
-  if (o.chunks == 0 && p.long_share(a.nnz()) >= o.chunk_long_share) return plan_csr_items(a, o, true);
+  if (o.chunks == 0 && p.long_share() >= o.chunk_long_share) return plan_csr_items(a, o, true);
   return p;
 }
 

@@ -118,7 +118,7 @@ struct CsrPlan {
   std::int64_t stream_rows = 0;         // rows in stream items
   bool chunked = false;                 // stream items are kChunkStream (CsrPlanOptions::chunks)
   double metadata_bytes() const;         // items, their ranges, long rows: read by the kernel besides the CSR
-  double long_share(std::int64_t nnz) const;  // share of the nnz entries in long-row items
+  double long_share() const;  // share of the entries in long-row items
 };
 CsrPlan plan_csr(const CsrMatrix& a, const CsrPlanOptions& o = {});
 

@@ -323,7 +323,7 @@ TEST_CASE("chunked stream items: full items of any row up to 2048 entries, summe
   for (int r = 0; r < 3000; r += 300) spiky[static_cast<size_t>(r)] = 400;  // 4000 of 18950 in rows > 256
   const CsrMatrix sp = matrix_with_rows(spiky, 5000, "spiky");
   const kernels::CsrPlan vs = [&] { kernels::CsrPlanOptions o; o.chunks = 1; return kernels::plan_csr(sp, o); }();
-  CHECK(vs.long_share(sp.nnz()) == ceiling_test::Rel(4000.0 / static_cast<double>(sp.nnz())));
+  CHECK(vs.long_share() == ceiling_test::Rel(4000.0 / static_cast<double>(sp.nnz())));
   CHECK(kernels::plan_csr(sp).chunked);
   kernels::CsrPlanOptions high;
   high.chunk_long_share = 0.5;
