@@ -747,34 +747,27 @@ PlotSpec speedup_plot(const ReportInput& in, std::vector<std::string>* warnings)
     std::map<std::tuple<std::string, std::string, std::string>, std::vector<SpeedupPoint>> group_points;
     for (const auto& r : in.results) {
       if (r.gpu_id != g.hw.id) continue;
-      // The CUDA-core results sorted by (kernel, level, implementation, size), file order kept
-      // among equals: each speedup finds its own by binary search (a million rows stay fast).
+      // The CUDA-core results sorted by (kernel, implementation, size), file order kept among
+      // equals: each speedup finds its own by binary search (a million rows stay fast).
       std::vector<const validation::KernelResult*> cc_results;
       for (const auto& e : r.report.results)
         if (e.variant == "cuda_core") cc_results.push_back(&e);
-      const auto key_of = [](const validation::KernelResult* e) {
-        return std::tie(e->kernel, e->memory_level, e->implementation, e->size);
-      };
+      const auto key_of = [](const validation::KernelResult* e) { return std::tie(e->kernel, e->implementation, e->size); };
       std::stable_sort(cc_results.begin(), cc_results.end(),
                        [&](const auto* a, const auto* b) { return key_of(a) < key_of(b); });
       for (const auto& s : r.report.speedups) {
-        // Its intensity and precision come from the CUDA-core result of the same kernel, size and
-        // level (the last such in the file).
-        const auto probe = std::tie(s.kernel, s.memory_level, s.cuda_core_implementation, s.size);
+        // Its intensity and precision come from the CUDA-core result of the same kernel and size (the
+        // last such in the file), at the speedup's level where there is one; else at its own level (a
+        // pair whose tensor-core side lies past half the L2 where the CUDA-core one does not: a padded
+        // SpMV layout, rma10 on the H200), its intensity against the balance of the speedup's level
+        // (the one Eq. 22 took).
+        const auto probe = std::tie(s.kernel, s.cuda_core_implementation, s.size);
         const auto lo = std::lower_bound(cc_results.begin(), cc_results.end(), probe,
                                          [&](const auto* e, const auto& k) { return key_of(e) < k; });
-        const validation::KernelResult* cc = nullptr;
+        const validation::KernelResult *cc = nullptr, *other_level = nullptr;
         for (auto it = lo; it != cc_results.end() && key_of(*it) == probe; ++it)
-          if (s.precision.empty() || s.precision == (*it)->precision) cc = *it;
-        if (!cc) {
-          // A pair whose tensor-core side lies at another level (a padded layout past half the L2
-          // where the CSR is not: rma10, dc2 on the H200): the CUDA-core result at its own level,
-          // its intensity against the balance of the speedup's level (the one Eq. 22 took).
-          for (const auto* e : cc_results)
-            if (e->kernel == s.kernel && e->implementation == s.cuda_core_implementation && e->size == s.size &&
-                (s.precision.empty() || s.precision == e->precision))
-              cc = e;
-        }
+          if (s.precision.empty() || s.precision == (*it)->precision) ((*it)->memory_level == s.memory_level ? cc : other_level) = *it;
+        if (!cc) cc = other_level;
         std::optional<double> b = cc ? cc_balance(g.hw, cc->precision, s.memory_level) : std::nullopt;
         if (!b || cc->intensity <= 0) {
           if (warnings)
