@@ -72,16 +72,6 @@ __device__ __forceinline__ double block_sum(double v) {
   return s;
 }
 
-// A long row's piece (of several) is done: store its partial sum in its slot and count it in. Returns
-// how many pieces had arrived before it: the last (pieces - 1) adds every slot and resets the counter
-// (finish_piece below; spmv_csr.cu's block-wide sum). Called by one thread.
-__device__ __forceinline__ unsigned count_piece(double s, int first_slot, int piece, double* __restrict__ partial,
-                                                unsigned* __restrict__ counter, int long_index) {
-  partial[first_slot + piece] = s;
-  __threadfence();
-  return atomicAdd(&counter[long_index], 1u);
-}
-
 // A long row's piece is done: write y when the row has one piece; else store the partial sum and
 // let the last piece to arrive add all of them in slot order (deterministic) and reset the counter.
 // Called by one thread.
@@ -92,7 +82,10 @@ __device__ __forceinline__ void finish_piece(double s, int row, int first_slot, 
     y[row] = s;
     return;
   }
-  if (count_piece(s, first_slot, piece, partial, counter, long_index) == static_cast<unsigned>(pieces - 1)) {
+  partial[first_slot + piece] = s;
+  __threadfence();
+  const unsigned arrived = atomicAdd(&counter[long_index], 1u);
+  if (arrived == static_cast<unsigned>(pieces - 1)) {
     __threadfence();
     double t = 0;
     for (int q = 0; q < pieces; ++q) t += __ldcg(&partial[first_slot + q]);

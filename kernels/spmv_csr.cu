@@ -258,7 +258,11 @@ __global__ void __launch_bounds__(kThreads, 6)
     // (FullChip's densest row has 565 pieces: a chain of 565 L2 loads in one thread). H200 GPU-75f404f5,
     // in one process against thread 0's sum, twice: FullChip 1.085x, dc2 1.055x, the rest within 1%.
     __shared__ unsigned arrived;
-    if (threadIdx.x == 0) arrived = count_piece(s, lr.y, static_cast<int>(blockIdx.x) - lr.w, partial, counter, it.w);
+    if (threadIdx.x == 0) {  // finish_piece's arrival (spmv_common.cuh), its count kept for the whole block
+      partial[lr.y + static_cast<int>(blockIdx.x) - lr.w] = s;
+      __threadfence();
+      arrived = atomicAdd(&counter[it.w], 1u);
+    }
     __syncthreads();
     if (arrived != static_cast<unsigned>(lr.z - 1)) return;
     __threadfence();
