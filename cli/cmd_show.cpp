@@ -373,25 +373,34 @@ void print_human(const View& v, std::ostream& out) {
   }
   // The CUDA-core rate a GEMM's register-blocked outer product can reach (two operands per FMA
   // from the register file) and the board power under the CUDA-core peak (calibrate --power).
-  if (std::any_of(d.outer_product.begin(), d.outer_product.end(), [](const auto& kv) { return kv.second.present(); }) ||
-      std::any_of(d.cuda_core_power.begin(), d.cuda_core_power.end(), [](const auto& kv) { return kv.second.present(); })) {
-    out << "\nCUDA cores: outer-product rate (the GEMM kind's CUDA-core ceiling) and power under the peak\n";
+  const auto any_of_map = [](const std::map<Precision, Field>& m) {
+    return std::any_of(m.begin(), m.end(), [](const auto& kv) { return kv.second.present(); });
+  };
+  if (any_of_map(d.outer_product) || any_of_map(d.gemm_loop) || any_of_map(d.cuda_core_power)) {
+    out << "\nCUDA cores: outer-product rate, the GEMM loop's (the GEMM kind's CUDA-core ceiling where measured) and "
+           "power under the peak\n";
     Table t;
-    t.add({"precision", "outer product", "of the peak", "power", "peak per W", "source"});
+    t.add({"precision", "outer product", "of the peak", "GEMM loop", "of the peak", "power", "peak per W", "source"});
     for (Precision p : kPrecisions) {
       const auto op = d.outer_product.find(p);
+      const auto gl = d.gemm_loop.find(p);
       const auto pw = d.cuda_core_power.find(p);
       const bool has_op = op != d.outer_product.end() && op->second.present();
+      const bool has_gl = gl != d.gemm_loop.end() && gl->second.present();
       const bool has_pw = pw != d.cuda_core_power.end() && pw->second.present();
-      if (!has_op && !has_pw) continue;
+      if (!has_op && !has_gl && !has_pw) continue;
       const auto text = [p](double x) { return rate_text(x, p); };
       const Shown so = has_op ? show_field(op->second, v.pref, text) : Shown{"-", ""};
+      const Shown sg = has_gl ? show_field(gl->second, v.pref, text) : Shown{"-", ""};
       const Shown sp = has_pw ? show_field(pw->second, v.pref, plain(Dimension::watts)) : Shown{"-", ""};
       const auto pc = d.peak(ComputeUnit::cuda_core, p, v.pref);
       const auto ov = has_op ? op->second.value(v.pref) : std::nullopt;
+      const auto gv = has_gl ? gl->second.value(v.pref) : std::nullopt;
       const auto wv = has_pw ? pw->second.value(v.pref) : std::nullopt;
-      t.add({std::string(to_string(p)), so.value, pc && ov ? fmt::format("{:.1f}%", 100 * *ov / *pc) : "-", sp.value,
-             pc && wv ? rate_text(*pc / *wv, p) + "/W" : "-", so.source.empty() ? sp.source : so.source});
+      t.add({std::string(to_string(p)), so.value, pc && ov ? fmt::format("{:.1f}%", 100 * *ov / *pc) : "-", sg.value,
+             pc && gv ? fmt::format("{:.1f}%", 100 * *gv / *pc) : "-", sp.value,
+             pc && wv ? rate_text(*pc / *wv, p) + "/W" : "-",
+             !so.source.empty() ? so.source : !sg.source.empty() ? sg.source : sp.source});
     }
     t.print(out, "  ");
   }
@@ -610,6 +619,7 @@ json to_json(const View& v) {
     comp[std::string(to_string(unit))] = uj;
   }
   for (const auto& [key, m] : {std::pair<const char*, const std::map<Precision, Field>*>{"cuda_core_outer_product", &d.outer_product},
+                               {"cuda_core_gemm_loop", &d.gemm_loop},
                                {"cuda_core_power", &d.cuda_core_power},
                                {"tensor_core_mma_sync", &d.tensor_core_mma_sync}}) {
     json uj = json::object();

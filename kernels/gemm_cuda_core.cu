@@ -3,9 +3,11 @@
 // Column-major A (m x k), B (k x n), C (m x n); beta = 0 (C is written, never read).
 //
 // The ceiling: a GEMM's inner loop is an outer product, every DFMA takes an operand and its
-// accumulator fresh from the register file; on sm_90 the DFMA pipe does not stay full that way
-// (probe cuda-core, compute.cuda_core_outer_product.fp64: 29.9 of 33.3 TFLOP/s on the H200), and
-// the model bounds this kernel by that rate.
+// accumulator fresh from the register file, and every k step loads TM + TN operands from shared
+// memory. On sm_90 the DFMA pipe does not stay full that way: the register-only outer product
+// reaches 29.9-30.2 of 33.3 TFLOP/s on the H200 (probe cuda-core), the same loop with its operand
+// loads 28.4 (probe gemm-loop, compute.cuda_core_gemm_loop.fp64), and the model bounds this kernel
+// by the latter where the descriptor has it.
 //
 // Design (the classic SIMT register-blocked GEMM, as in CUTLASS's SIMT path), 2026-11-26:
 //  - B is first transposed into a scratch buffer (k rows of n contiguous values; one extra read
@@ -30,9 +32,12 @@
 //    and i^1 read the same A addresses, i and i^2 the same B: two wavefronts per LDS.128, no bank
 //    conflicts (ncu on the H200: 0 conflicts, 2.0 wavefronts per shared load).
 //  - Blocks are walked in groups of 8 tile rows (m) so a wave of blocks shares A and B panels in L2.
-//  - Split k where the tiles of C fill less than one block per SM (1024^3: 64 tiles on 132 SMs):
-//    `splits` blocks per tile each take a k range and add their products into C, zeroed first
-//    (atomicAdd; with two splits 0 + a + b = 0 + b + a, so the result does not depend on the order).
+//  - Tiles to blocks (gemm_stream_k.hpp): whole tiles one block each for all but the last wave and
+//    a half; the rest shared out by k tile over one block per SM (stream-K), a shared tile written
+//    by the last of its blocks to finish, which adds all partial sums in block order (a fixed order:
+//    the result does not depend on timing). Before (to 2026-11-28), 1024^3's 64 tiles split k in 2
+//    over 128 blocks, zeroing C and adding with atomics (7 + 7 us of 112), and 2048^3 to 8192^3
+//    ended on a last wave 94%, 76% and 3% full.
 // Measured (scratch benchmark `dg3`, H100, GEMM kernel alone, checked): 4096^3 24.5 TFLOP/s (the
 // 2026-11-26 design: 2 stages of 16 rows, a barrier per tile) -> 25.3 (copy addressing) -> 25.7
 // (this one); 8192^3 24.6 -> 25.7, 2048^3 24.0 -> 25.2, 1024^3 18.4 -> 19.4. The steady state is
@@ -45,6 +50,7 @@
 #include <string>
 
 #include "gemm_common.cuh"
+#include "gemm_stream_k.hpp"
 #include "gpu/cp_async.cuh"
 
 namespace ceiling::kernels {
@@ -93,27 +99,18 @@ using gpu::mbar_wait_parity;
 
 template <int BK, int S>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
-    dgemm_cuda_core(int m, int n, int k, int splits, const double* __restrict__ A, const double* __restrict__ Bt,
-                    double* __restrict__ C) {
+    dgemm_cuda_core(int m, int n, int k, gemm::StreamKPlan plan, const double* __restrict__ A,
+                    const double* __restrict__ Bt, double* __restrict__ C, double* __restrict__ partials,
+                    int* __restrict__ arrivals) {
   static_assert(BK % kCopyRows == 0, "whole copy passes per tile");
   static_assert(S >= 3, "a tile is issued two tiles after its stage was last read");
   extern __shared__ __align__(16) double smem[];
   __shared__ __align__(8) uint64_t full[S], empty[S];
+  __shared__ int finishes;                            // this block adds the partial sums of the tile
   double* const As = smem;                            // [stage][k row][kBM]
-  double* const Bs = smem + S * BK * kBM;      // [stage][k row][kBN]
-
-  // Block -> tile of C: groups of kGroupM tile rows, m fastest within a group (a 1-D grid).
-  const int tiles_m = m / kBM, tiles_n = n / kBN;
-  const int split = static_cast<int>(blockIdx.x) / (tiles_m * tiles_n);  // which k range
-  const int tile = static_cast<int>(blockIdx.x) % (tiles_m * tiles_n);
-  const int per_group = kGroupM * tiles_n;
-  const int group = tile / per_group, in_group = tile % per_group;
-  const int first_m = group * kGroupM;
-  const int group_m = min(tiles_m - first_m, kGroupM);
-  const long long row0 = static_cast<long long>(first_m + in_group % group_m) * kBM;
-  const long long col0 = static_cast<long long>(in_group / group_m) * kBN;
+  double* const Bs = smem + S * BK * kBM;             // [stage][k row][kBN]
   const int tid = static_cast<int>(threadIdx.x);
-  const int k_tiles = k / BK / splits;
+  const int k_tiles = k / BK;
 
   if (tid < S) {
     mbar_init(&full[tid], kThreads);
@@ -124,30 +121,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 
   // The copy: row kr = tid / 16 (+ kCopyRows per pass), chunks at columns kc + 32 i.
   const int kr = tid / 16, kc = 2 * (tid % 16);
-  const double* ga = A + row0 + kc + (static_cast<long long>(split) * k_tiles * BK + kr) * m;
-  const double* gb = Bt + col0 + kc + (static_cast<long long>(split) * k_tiles * BK + kr) * n;
   const long long step_a = static_cast<long long>(BK) * m, step_b = static_cast<long long>(BK) * n;
   double* const sa = As + kr * kBM + kc;
   double* const sb = Bs + kr * kBN + kc;
-  // Tile t (< k_tiles) into stage t % S, once every warp read the tile that stage held.
-  auto issue = [&](int t) {
-    const int st = t % S;
-    if (t >= S) mbar_wait_parity(&empty[st], (t / S - 1) & 1);
-#pragma unroll
-    for (int p = 0; p < BK / kCopyRows; ++p) {
-      const double* a = ga + static_cast<long long>(p) * kCopyRows * m;
-      const double* b = gb + static_cast<long long>(p) * kCopyRows * n;
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        cp_async16(sa + (st * BK + p * kCopyRows) * kBM + 32 * i, a + 32 * i);
-        cp_async16(sb + (st * BK + p * kCopyRows) * kBN + 32 * i, b + 32 * i);
-      }
-    }
-    cp_async_mbar_arrive(&full[st]);
-    ga += step_a;
-    gb += step_b;
-  };
-
   const int warp = tid / 32, lane = tid % 32;
   const int tm = ((lane >> 1) & 1) | ((lane >> 3) & 2);
   const int tn = (lane & 1) | ((lane >> 1) & 6);
@@ -155,10 +131,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   const int b_frag = (warp / kWM) * kWarpN + 2 * tn;  // columns b_frag + 16q + {0, 1}, q = 0..3
 
   double acc[kTM][kTN];
-#pragma unroll
-  for (int i = 0; i < kTM; ++i)
-#pragma unroll
-    for (int j = 0; j < kTN; ++j) acc[i][j] = 0;
   double fa[2][kTM], fb[2][kTN];
   auto load_fragments = [&](int st, int l, int set) {
     const double* as = As + (st * BK + l) * kBM + a_frag;
@@ -177,54 +149,145 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     }
   };
 
-  for (int t = 0; t < S - 2 && t < k_tiles; ++t) issue(t);  // prologue
-  mbar_wait_parity(&full[0], 0);
-  load_fragments(0, 0, 0);
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    const int st = kt % S;
-    if (kt + S - 2 < k_tiles) issue(kt + S - 2);
+  // Tile -> origin of its block of C: groups of kGroupM tile rows, m fastest within a group.
+  const int tiles_m = m / kBM, tiles_n = n / kBN;
+  auto origin = [&](long long tile, long long& row0, long long& col0) {
+    const long long per_group = static_cast<long long>(kGroupM) * tiles_n;
+    const long long group = tile / per_group, in_group = tile % per_group;
+    const long long first_m = group * kGroupM;
+    const long long group_m = min(static_cast<long long>(tiles_m) - first_m, static_cast<long long>(kGroupM));
+    row0 = (first_m + in_group % group_m) * kBM;
+    col0 = (in_group / group_m) * kBN;
+  };
+
+  // acc = the products of k tiles [kt0, kt0 + count) of the tile at (row0, col0). `seq` counts the k
+  // tiles this block consumed before: k tile number g of the block goes through stage g % S, whose
+  // barriers are then in phase g / S, so one block can run several tiles back to back.
+  int seq = 0;
+  auto run_tile = [&](long long row0, long long col0, int kt0, int count) {
+    const double* ga = A + row0 + kc + (static_cast<long long>(kt0) * BK + kr) * m;
+    const double* gb = Bt + col0 + kc + (static_cast<long long>(kt0) * BK + kr) * n;
+    // k tile t (< count) into stage (seq + t) % S, once every warp read the tile that stage held.
+    auto issue = [&](int t) {
+      const int g = seq + t, st = g % S;
+      if (g >= S) mbar_wait_parity(&empty[st], (g / S - 1) & 1);
 #pragma unroll
-    for (int l = 0; l < BK; ++l) {
-      if (l == BK - 1) {  // tile kt read to the end (step BK - 1's fragments are in registers)
-        __syncwarp();
-        if (lane == 0) mbar_arrive(&empty[st]);
-        if (kt + 1 < k_tiles) {
-          const int ns = (kt + 1) % S;
-          mbar_wait_parity(&full[ns], ((kt + 1) / S) & 1);
-          load_fragments(ns, 0, (l + 1) & 1);
+      for (int p = 0; p < BK / kCopyRows; ++p) {
+        const double* a = ga + static_cast<long long>(p) * kCopyRows * m;
+        const double* b = gb + static_cast<long long>(p) * kCopyRows * n;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          cp_async16(sa + (st * BK + p * kCopyRows) * kBM + 32 * i, a + 32 * i);
+          cp_async16(sb + (st * BK + p * kCopyRows) * kBN + 32 * i, b + 32 * i);
         }
-      } else {
-        load_fragments(st, l + 1, (l + 1) & 1);
       }
+      cp_async_mbar_arrive(&full[st]);
+      ga += step_a;
+      gb += step_b;
+    };
 #pragma unroll
-      for (int i = 0; i < kTM; ++i)
+    for (int i = 0; i < kTM; ++i)
 #pragma unroll
-        for (int j = 0; j < kTN; ++j) acc[i][j] = fma(fa[l & 1][i], fb[l & 1][j], acc[i][j]);  // k order per output
+      for (int j = 0; j < kTN; ++j) acc[i][j] = 0;
+    for (int t = 0; t < S - 2 && t < count; ++t) issue(t);  // prologue
+    mbar_wait_parity(&full[seq % S], (seq / S) & 1);
+    load_fragments(seq % S, 0, 0);
+    for (int kt = 0; kt < count; ++kt) {
+      const int g = seq + kt, st = g % S;
+      if (kt + S - 2 < count) issue(kt + S - 2);
+#pragma unroll
+      for (int l = 0; l < BK; ++l) {
+        if (l == BK - 1) {  // k tile kt read to the end (step BK - 1's fragments are in registers)
+          __syncwarp();
+          if (lane == 0) mbar_arrive(&empty[st]);
+          if (kt + 1 < count) {
+            const int ns = (g + 1) % S;
+            mbar_wait_parity(&full[ns], ((g + 1) / S) & 1);
+            load_fragments(ns, 0, (l + 1) & 1);
+          }
+        } else {
+          load_fragments(st, l + 1, (l + 1) & 1);
+        }
+#pragma unroll
+        for (int i = 0; i < kTM; ++i)
+#pragma unroll
+          for (int j = 0; j < kTN; ++j) acc[i][j] = fma(fa[l & 1][i], fb[l & 1][j], acc[i][j]);  // k order per output
+      }
     }
-  }
+    seq += count;
+  };
 
-  // Epilogue: acc[i][j] is C(row0 + a_frag + 8(i/2) + i%2, col0 + b_frag + 16(j/2) + j%2); row
-  // pairs are contiguous in column-major C, so double2 stores. __stcg: C is not read again here.
-  double* const c_base = C + row0 + a_frag + (col0 + b_frag) * static_cast<long long>(m);
+  // acc[i][j] is C(row0 + a_frag + 8(i/2) + i%2, col0 + b_frag + 16(j/2) + j%2); row pairs are
+  // contiguous in column-major C, so double2 stores. __stcg: C is not read again here.
+  auto store_c = [&](long long row0, long long col0) {
+    double* const c_base = C + row0 + a_frag + (col0 + b_frag) * static_cast<long long>(m);
 #pragma unroll
-  for (int j = 0; j < kTN; ++j) {
-    double* const c_col = c_base + static_cast<long long>(16 * (j / 2) + j % 2) * m;
+    for (int j = 0; j < kTN; ++j) {
+      double* const c_col = c_base + static_cast<long long>(16 * (j / 2) + j % 2) * m;
 #pragma unroll
-    for (int q = 0; q < kTM / 2; ++q) {
-      if (splits == 1) {
+      for (int q = 0; q < kTM / 2; ++q)
         __stcg(reinterpret_cast<double2*>(c_col + 8 * q), make_double2(acc[2 * q][j], acc[2 * q + 1][j]));
-      } else {
-        atomicAdd(c_col + 8 * q, acc[2 * q][j]);
-        atomicAdd(c_col + 8 * q + 1, acc[2 * q + 1][j]);
-      }
     }
-  }
-}
+  };
 
-// Blocks per tile of C: 2 where the tiles give less than one block per SM (and k splits evenly).
-int k_splits(long long m, long long n, long long k, int sms) {
-  const long long tiles = (m / kBM) * (n / kBN);
-  return tiles < sms && (k / kBK) % 2 == 0 ? 2 : 1;
+  // Blocks below dp_tiles: tile blockIdx whole. The others (stream-K block s): units [unit_begin(s),
+  // unit_begin(s + 1)) of the shared tiles, tile by tile.
+  const long long b = blockIdx.x;
+  const bool whole = b < plan.dp_tiles;
+  const int s = whole ? 0 : static_cast<int>(b - plan.dp_tiles);
+  const long long u_end = whole ? k_tiles : plan.unit_begin(s + 1);
+  for (long long u = whole ? 0 : plan.unit_begin(s); u < u_end;) {
+    const long long t = whole ? b : plan.dp_tiles + u / k_tiles;  // tile of C
+    const int kt0 = static_cast<int>(u % k_tiles);
+    const int count = static_cast<int>(min(static_cast<long long>(k_tiles - kt0), u_end - u));
+    {
+      long long row0, col0;
+      origin(t, row0, col0);
+      run_tile(row0, col0, kt0, count);
+    }
+    u += count;
+    long long row0, col0;
+    origin(t, row0, col0);
+    const int first = whole ? 0 : plan.first_block(t - plan.dp_tiles);
+    const int last = whole ? 0 : plan.last_block(t - plan.dp_tiles);
+    if (first == last) {  // the whole tile here
+      store_c(row0, col0);
+      continue;
+    }
+    // A partial sum: to this block's workspace slot (element (j, q) of thread tid at (j * 4 + q) * 256 +
+    // tid: a warp's double2 stores are 512 contiguous bytes), then count the arrival.
+    const long long st = t - plan.dp_tiles;  // among the shared tiles
+    double2* const mine = reinterpret_cast<double2*>(partials) + plan.slot(s, st) * (kBM * kBN / 2);
+#pragma unroll
+    for (int j = 0; j < kTN; ++j)
+#pragma unroll
+      for (int q = 0; q < kTM / 2; ++q)
+        __stcg(mine + (j * 4 + q) * kThreads + tid, make_double2(acc[2 * q][j], acc[2 * q + 1][j]));
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) {
+      finishes = atomicAdd(&arrivals[st], 1) == last - first;
+      if (finishes) arrivals[st] = 0;  // ready for the next launch
+    }
+    __syncthreads();
+    if (!finishes) continue;
+    __threadfence();
+    // The last to arrive: C = the partial sums of blocks first..last, added in that order (its own is
+    // read back from the workspace like the others), in acc.
+    const double2* const slots = reinterpret_cast<const double2*>(partials) + tid;
+    for (int c = first; c <= last; ++c) {
+      const double2* const src = slots + plan.slot(c, st) * (kBM * kBN / 2);
+#pragma unroll
+      for (int j = 0; j < kTN; ++j)
+#pragma unroll
+        for (int q = 0; q < kTM / 2; ++q) {
+          const double2 v = __ldcg(src + (j * 4 + q) * kThreads);
+          acc[2 * q][j] = c == first ? v.x : acc[2 * q][j] + v.x;
+          acc[2 * q + 1][j] = c == first ? v.y : acc[2 * q + 1][j] + v.y;
+        }
+    }
+    store_c(row0, col0);
+  }
 }
 
 class CudaCoreGemm final : public gemm::GemmInstanceBase<double, double> {
@@ -258,30 +321,45 @@ class CudaCoreGemm final : public gemm::GemmInstanceBase<double, double> {
       }();
       (void)configured_large;
     }
+    const int k_tiles = static_cast<int>(k_ / (large_ ? kBK : kBKSmall));
+    plan_ = gemm::plan_stream_k((m_ / kBM) * (n_ / kBN), k_tiles, sms_);
+    partials_ = gpu::DeviceBuffer<double>(static_cast<size_t>(std::max<long long>(
+        1, static_cast<long long>(plan_.sk_blocks) * plan_.slots_per_block * kBM * kBN)));
+    arrivals_ = gpu::DeviceBuffer<int>(static_cast<size_t>(std::max<long long>(1, plan_.sk_tiles)));
+    CUDA_CHECK(cudaMemset(arrivals_.data(), 0, arrivals_.bytes()));
   }
   void poison_output() override {
     GemmInstanceBase::poison_output();
     CUDA_CHECK(cudaMemset(bt_.data(), 0xFF, bt_.bytes()));  // a stale transpose cannot pass the check
+    CUDA_CHECK(cudaMemset(partials_.data(), 0xFF, partials_.bytes()));  // nor a stale partial sum
+    // arrivals_ is not reset: every launch leaves it at 0 (the GPU test checks a second launch).
   }
   void launch(Stream s) override {
-    const int splits = k_splits(m_, n_, k_, sms_);
-    if (splits > 1) CUDA_CHECK(cudaMemsetAsync(c_.data(), 0, c_.bytes(), s));
     transpose_b<<<dim3(static_cast<unsigned>(k_ / 32), static_cast<unsigned>(n_ / 32)), dim3(32, 8), 0, s>>>(
         static_cast<int>(k_), static_cast<int>(n_), b_.data(), bt_.data());
-    const auto blocks = static_cast<unsigned>((m_ / kBM) * (n_ / kBN) * splits);
+    const auto blocks = static_cast<unsigned>(plan_.blocks());
     const int m = static_cast<int>(m_), n = static_cast<int>(n_), k = static_cast<int>(k_);
     if (large_)
-      dgemm_cuda_core<kBK, kStages><<<blocks, kThreads, smem_bytes<kBK, kStages>(), s>>>(m, n, k, splits, a_.data(),
-                                                                                         bt_.data(), c_.data());
+      dgemm_cuda_core<kBK, kStages><<<blocks, kThreads, smem_bytes<kBK, kStages>(), s>>>(
+          m, n, k, plan_, a_.data(), bt_.data(), c_.data(), partials_.data(), arrivals_.data());
     else
       dgemm_cuda_core<kBKSmall, kStagesSmall><<<blocks, kThreads, smem_bytes<kBKSmall, kStagesSmall>(), s>>>(
-          m, n, k, splits, a_.data(), bt_.data(), c_.data());
+          m, n, k, plan_, a_.data(), bt_.data(), c_.data(), partials_.data(), arrivals_.data());
+  }
+  std::string launch_text() const override {
+    if (plan_.sk_blocks == 0)
+      return std::to_string(plan_.tiles) + " tiles in whole waves of " + std::to_string(sms_) + " SMs";
+    return std::to_string(plan_.dp_tiles) + " tiles one block each, " + std::to_string(plan_.sk_tiles) +
+           " shared by k tile over " + std::to_string(plan_.sk_blocks) + " blocks (stream-K)";
   }
 
  private:
   gpu::DeviceBuffer<double> bt_;  // B transposed, rebuilt by every launch
   int sms_ = 0;
   bool large_ = false;  // 32 x 3 stages fit (else 16 x 4)
+  gemm::StreamKPlan plan_;
+  gpu::DeviceBuffer<double> partials_;  // stream-K partial sums: [block][slot][tile of C]
+  gpu::DeviceBuffer<int> arrivals_;     // per shared tile: blocks done with it (0 between launches)
 };
 
 KernelVariant cuda_core_variant() {
@@ -293,7 +371,8 @@ KernelVariant cuda_core_variant() {
       "FP64 DFMA, B transposed first, 128x128 tiles of C per 256-thread block, 8x8 outputs per thread, cp.async "
       "into 3 shared-memory stages of 32 k rows (4 of 16 where a block gets less than 193 KiB) synchronised by "
       "mbarriers (no block barrier in the k loop), "
-      "fragments double-buffered in registers, k split in 2 where the tiles of C are fewer than the SMs";
+      "fragments double-buffered in registers; the tiles of the last wave and a half shared out by k tile over one "
+      "block per SM (stream-K), a shared tile's partial sums added in block order by the last block to finish";
   v.round = [](KernelParams p) {
     for (const char* d : {"m", "n", "k"})
       p[d] = std::max(static_cast<double>(kTile), std::round(p.at(d) / kTile) * kTile);
@@ -305,7 +384,8 @@ KernelVariant cuda_core_variant() {
   };
   v.adjust_model = [](const KernelParams& p, KernelModel k) {
     k = gemm::without_c_read(p, std::move(k));
-    k.passes = 2;  // transpose_b, then dgemm_cuda_core (the split-k memset not counted: a bound may omit a cost)
+    // One pass over the data (KernelModel::passes): transpose_b is a second launch the bound omits (a bound
+    // may omit a cost), and Eq. 22 pairs results of equal passes (cuBLAS: one).
     return k;
   };
   v.sass = {{"dgemm_cuda_core", "DFMA", "DMMA"}, {"dgemm_cuda_core", "LDGSTS", ""}};

@@ -65,7 +65,7 @@ bool valid_entry_name(std::string_view s) {
 
 // A parsed dotted path; `level_field` / `compute` say which member it names.
 struct ParsedPath {
-  enum class Kind { sm_clock, memory_clock, level_member, pattern, extra, first_byte, ramp_bandwidth, compute, outer_product, cuda_core_power, mma_sync, fixed_cost } kind;
+  enum class Kind { sm_clock, memory_clock, level_member, pattern, extra, first_byte, ramp_bandwidth, compute, outer_product, gemm_loop, cuda_core_power, mma_sync, fixed_cost } kind;
   MemoryLevelKind level = MemoryLevelKind::dram;
   std::string member;  // capacity | bandwidth | bandwidth_per_sm | latency, or the pattern/extra name
   ComputeUnit unit = ComputeUnit::cuda_core;
@@ -114,7 +114,8 @@ ParsedPath parse_path(std::string_view path) {
   }
   if (p[0] == "compute") {
     if (p.size() != 3) bad_path(path, "expected compute.<unit>.<precision>");
-    if (p[1] == "cuda_core_outer_product" || p[1] == "cuda_core_power" || p[1] == "tensor_core_mma_sync") {
+    if (p[1] == "cuda_core_outer_product" || p[1] == "cuda_core_gemm_loop" || p[1] == "cuda_core_power" ||
+        p[1] == "tensor_core_mma_sync") {
       try {
         out.precision = parse_precision(p[2]);
       } catch (const std::invalid_argument& e) {
@@ -122,6 +123,7 @@ ParsedPath parse_path(std::string_view path) {
       }
       out.kind = p[1] == "cuda_core_power"        ? ParsedPath::Kind::cuda_core_power
                  : p[1] == "tensor_core_mma_sync" ? ParsedPath::Kind::mma_sync
+                 : p[1] == "cuda_core_gemm_loop"  ? ParsedPath::Kind::gemm_loop
                                                   : ParsedPath::Kind::outer_product;
       return out;
     }
@@ -303,6 +305,10 @@ Field& HardwareDescriptor::field(std::string_view path) {
       auto [it, _] = outer_product.try_emplace(p.precision, Field{Dimension::flop_per_second});
       return it->second;
     }
+    case ParsedPath::Kind::gemm_loop: {
+      auto [it, _] = gemm_loop.try_emplace(p.precision, Field{Dimension::flop_per_second});
+      return it->second;
+    }
     case ParsedPath::Kind::cuda_core_power: {
       auto [it, _] = cuda_core_power.try_emplace(p.precision, Field{Dimension::watts});
       return it->second;
@@ -324,9 +330,10 @@ const Field* HardwareDescriptor::find_field(std::string_view path) const {
       return p.member == "launch_single" ? &fixed_costs.launch_single : &fixed_costs.launch_back_to_back;
     default: break;
   }
-  if (p.kind == ParsedPath::Kind::outer_product || p.kind == ParsedPath::Kind::cuda_core_power ||
-      p.kind == ParsedPath::Kind::mma_sync) {
+  if (p.kind == ParsedPath::Kind::outer_product || p.kind == ParsedPath::Kind::gemm_loop ||
+      p.kind == ParsedPath::Kind::cuda_core_power || p.kind == ParsedPath::Kind::mma_sync) {
     const auto& m = p.kind == ParsedPath::Kind::outer_product ? outer_product
+                    : p.kind == ParsedPath::Kind::gemm_loop   ? gemm_loop
                     : p.kind == ParsedPath::Kind::mma_sync    ? tensor_core_mma_sync
                                                               : cuda_core_power;
     auto f = m.find(p.precision);
@@ -568,6 +575,7 @@ bool operator==(const HardwareDescriptor& a, const HardwareDescriptor& b) {
          a.fixed_costs.launch_single == b.fixed_costs.launch_single &&
          a.fixed_costs.launch_back_to_back == b.fixed_costs.launch_back_to_back &&
          same_compute(a.compute, b.compute) && same_by_precision(a.outer_product, b.outer_product) &&
+         same_by_precision(a.gemm_loop, b.gemm_loop) &&
          same_by_precision(a.cuda_core_power, b.cuda_core_power) &&
          same_by_precision(a.tensor_core_mma_sync, b.tensor_core_mma_sync) && a.tensor_instructions == b.tensor_instructions && a.dpx == b.dpx &&
          a.async_copy == b.async_copy && a.dsm == b.dsm &&

@@ -313,6 +313,12 @@ struct HardwareDescriptor {
   // its operands fresh from the register file), per precision; compute.cuda_core_outer_product.<p>.
   // The pipe peak above needs operands the reuse cache holds; a GEMM cannot give it that (issue 14).
   std::map<Precision, Field> outer_product;  // Dimension::flop_per_second
+  // The same outer product with its operands loaded from shared memory each k step, as every
+  // register-blocked GEMM must (the largest micro-tiles the register file holds: 8x8, double-buffered,
+  // or 12x8: TM + TN values per TM x TN FMAs); compute.cuda_core_gemm_loop.<p>, probe gemm-loop. The
+  // GEMM kind's CUDA-core ceiling where measured (the operand loads take issue and register-file
+  // cycles the outer product above does not spend).
+  std::map<Precision, Field> gemm_loop;  // Dimension::flop_per_second
   // Tensor cores through the warp-level mma.sync (m16n8k*: 8 or 16 columns per instruction), the best
   // dense rate per precision; compute.tensor_core_mma_sync.<p>. compute.tensor_core.<p> is the best
   // instruction of all (on sm_90 wgmma, which needs 64 rows x up to 256 columns); a kernel whose

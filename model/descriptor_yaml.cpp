@@ -815,11 +815,15 @@ HardwareDescriptor read_descriptor(const YAML::Node& root, const Loader& L, cons
 
   if (auto it = m.find("compute"); it != m.end()) {
     for (const auto& [uk, ue] : L.mapping(it->second.value, it->second.key.Mark(), "compute",
-                                          {"cuda_core", "tensor_core", "cuda_core_outer_product", "cuda_core_power",
-                                           "tensor_core_mma_sync"})) {
-      if (uk == "cuda_core_outer_product" || uk == "cuda_core_power" || uk == "tensor_core_mma_sync") {
+                                          {"cuda_core", "tensor_core", "cuda_core_outer_product", "cuda_core_gemm_loop",
+                                           "cuda_core_power", "tensor_core_mma_sync"})) {
+      if (uk == "cuda_core_outer_product" || uk == "cuda_core_gemm_loop" || uk == "cuda_core_power" ||
+          uk == "tensor_core_mma_sync") {
         const bool watts = uk == "cuda_core_power";
-        auto& target = watts ? d.cuda_core_power : uk == "tensor_core_mma_sync" ? d.tensor_core_mma_sync : d.outer_product;
+        auto& target = watts                          ? d.cuda_core_power
+                       : uk == "tensor_core_mma_sync" ? d.tensor_core_mma_sync
+                       : uk == "cuda_core_gemm_loop"  ? d.gemm_loop
+                                                      : d.outer_product;
         if (ue.value.IsMap() && ue.value.size() == 0) continue;
         for (const auto& [pk, pe] : L.mapping(ue.value, ue.key.Mark(), "compute." + uk,
                                               {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4", "int32"}))
@@ -1179,7 +1183,8 @@ std::string to_yaml(const HardwareDescriptor& d) {
   const auto any_present = [](const std::map<Precision, Field>& m) {
     return std::any_of(m.begin(), m.end(), [](const auto& kv) { return kv.second.present(); });
   };
-  bool any_compute = any_present(d.outer_product) || any_present(d.cuda_core_power) || any_present(d.tensor_core_mma_sync);
+  bool any_compute = any_present(d.outer_product) || any_present(d.gemm_loop) || any_present(d.cuda_core_power) ||
+                     any_present(d.tensor_core_mma_sync);
   for (const auto& [u, m] : d.compute) any_compute = any_compute || any_present(m);
   if (any_compute) {
     out << YAML::Key << "compute" << YAML::Value << YAML::BeginMap;
@@ -1191,6 +1196,7 @@ std::string to_yaml(const HardwareDescriptor& d) {
     };
     for (const auto& [u, m] : d.compute) emit_map(std::string(to_string(u)), m);
     emit_map("cuda_core_outer_product", d.outer_product);
+    emit_map("cuda_core_gemm_loop", d.gemm_loop);
     emit_map("cuda_core_power", d.cuda_core_power);
     emit_map("tensor_core_mma_sync", d.tensor_core_mma_sync);
     out << YAML::EndMap;

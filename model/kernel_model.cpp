@@ -659,9 +659,19 @@ Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const Pre
   std::string cc_path = "compute.cuda_core." + precision_name(cc_p);
   const Field* cc_field = find_compute(hw, ComputeUnit::cuda_core, cc_p);
   if (k.outer_product && !opt.peak_cuda_core_override) {
-    // GEMM on CUDA cores: the outer-product rate, where the descriptor has it for this source.
+    // GEMM on CUDA cores: the GEMM loop's rate (the outer product fed from shared memory), else the
+    // outer-product rate, where the descriptor has it for this source.
+    const auto gl = hw.gemm_loop.find(cc_p);
     const auto op = hw.outer_product.find(cc_p);
-    if (op != hw.outer_product.end() && op->second.value(pref)) {
+    if (gl != hw.gemm_loop.end() && gl->second.value(pref)) {
+      cc_path = "compute.cuda_core_gemm_loop." + precision_name(cc_p);
+      cc_field = &gl->second;
+      prov.push_back("CUDA-core ceiling = the GEMM loop's rate: a " + k.kind +
+                     "'s CUDA-core inner loop takes two operands per FMA from the register file and loads its "
+                     "operands from shared memory every k step, which neither the pipe peak (compute.cuda_core." +
+                     precision_name(cc_p) + ") nor the register-only outer product (compute.cuda_core_outer_product." +
+                     precision_name(cc_p) + ") pays");
+    } else if (op != hw.outer_product.end() && op->second.value(pref)) {
       cc_path = "compute.cuda_core_outer_product." + precision_name(cc_p);
       cc_field = &op->second;
       prov.push_back("CUDA-core ceiling = the outer-product rate: a " + k.kind +

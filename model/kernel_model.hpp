@@ -27,7 +27,8 @@ struct KernelModel {
   double tensor_core_fraction = 1.0;
   // The CUDA-core formulation's inner loop is a register-blocked outer product (GEMM): every FMA
   // takes two operands fresh from the register file, so its ceiling is the descriptor's
-  // compute.cuda_core_outer_product.<p> where measured (else the pipe peak).
+  // compute.cuda_core_gemm_loop.<p> where measured, else compute.cuda_core_outer_product.<p>, else the
+  // pipe peak.
   bool outer_product = false;
   // The tensor-core formulation's matrices are narrower than wgmma's (64 rows x 64..256 columns):
   // the intensity kind multiplies 8- or 16-value rows by a w x w matrix, so no instruction wider than

@@ -12,6 +12,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -29,6 +30,7 @@ constexpr int kChains = 8;
 constexpr int kUnroll = 32;
 constexpr int kThreads = 512;
 constexpr int kBlocksPerSm = 4;
+constexpr int kGemmLoopB = 2048;  // gemm-loop probe: B's offset in its input (values)
 
 // Per type: register type, one FMA, start value per (thread, chain), how a value is written out.
 // Chains run x <- x*a + b. FP32/FP64/INT32: a = 1, so x_n = x_0 + n*b (exact: small dyadic b).
@@ -239,6 +241,170 @@ void run_outer(const ProbeContext& ctx, const char* name, ProbeOutput& out, nloh
                           probes::measured_rate(*best_timing, best_flop, "cuda-core", best_note)});
 }
 
+// Probe "gemm-loop": the outer product as a GEMM's inner loop runs it, its operands loaded from
+// shared memory every k step (two FP64 values per 16-byte load, the lane layout of the DFMA GEMM:
+// lanes i and i^1 share A, i and i^2 share B, no bank conflicts), with no global traffic and no
+// barrier. Every register-blocked GEMM loads TM + TN values per TM x TN FMAs; the register file
+// holds 8x8 (double-buffered) or 12x8 / 8x12 at most, so the best of these is a ceiling for any
+// CUDA-core GEMM (the register-only outer product above is not: it omits the loads). The block's
+// BK k rows of A (BK x 4TM) and B (BK x 8TN) are small integers; every accumulator ends at
+// iters / BK * sum_l A[l][r] B[l][c] exactly, and all are checked.
+__device__ __forceinline__ void lds_f64x2(double& x, double& y, const double* p) {
+  asm volatile("ld.shared.v2.f64 {%0, %1}, [%2];" : "=d"(x), "=d"(y) : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(p))));
+}
+
+template <int TM, int TN, bool DBUF, int BK>
+__global__ void __launch_bounds__(256, 1) gemm_loop_kernel(const double* __restrict__ in, int iters, double* out) {
+  constexpr int AW = 4 * TM, BW = 8 * TN;
+  __shared__ __align__(16) double As[BK * AW], Bs[BK * BW];
+  for (int i = static_cast<int>(threadIdx.x); i < BK * AW; i += blockDim.x) As[i] = in[i];
+  for (int i = static_cast<int>(threadIdx.x); i < BK * BW; i += blockDim.x) Bs[i] = in[kGemmLoopB + i];
+  __syncthreads();
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int tm = ((lane >> 1) & 1) | ((lane >> 3) & 2);  // rows 2 tm + 8q + {0, 1}
+  const int tn = (lane & 1) | ((lane >> 1) & 6);         // columns 2 tn + 16q + {0, 1}
+  double acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = 0;
+  constexpr int NB = DBUF ? 2 : 1;
+  double fa[NB][TM], fb[NB][TN];
+  auto load = [&](int l, int set) {
+#pragma unroll
+    for (int q = 0; q < TM / 2; ++q) lds_f64x2(fa[set][2 * q], fa[set][2 * q + 1], As + l * AW + 2 * tm + 8 * q);
+#pragma unroll
+    for (int q = 0; q < TN / 2; ++q) lds_f64x2(fb[set][2 * q], fb[set][2 * q + 1], Bs + l * BW + 2 * tn + 16 * q);
+  };
+  if (DBUF) load(0, 0);
+  for (int o = 0; o < iters / BK; ++o) {
+#pragma unroll
+    for (int l = 0; l < BK; ++l) {
+      int set = 0;
+      if (DBUF) {  // step l + 1's fragments load while step l computes
+        load((l + 1) % BK, (l + 1) & 1);
+        set = l & 1;
+      } else {
+        load(l, 0);
+      }
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int jj = 0; jj < TN; ++jj) {
+          const int j = (i & 1) ? TN - 1 - jj : jj;  // serpentine
+          acc[i][j] = fma(fa[set][i], fb[set][j], acc[i][j]);
+        }
+    }
+  }
+  double* o = out + (static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x) * TM * TN;
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) o[i * TN + j] = acc[i][j];
+}
+
+struct GemmLoopConfig {
+  int tm, tn, bk;
+  bool dbuf;
+  void (*launch)(const double* in, int iters, double* out, int blocks, int threads, cudaStream_t s);
+};
+
+template <int TM, int TN, bool DBUF, int BK>
+GemmLoopConfig gemm_loop_config() {
+  static_assert(BK % 2 == 0 && 4 * TM * BK <= kGemmLoopB && 8 * TN * BK <= kGemmLoopB, "operands fit the input");
+  return {TM, TN, BK, DBUF, [](const double* in, int iters, double* out, int blocks, int threads, cudaStream_t s) {
+            gemm_loop_kernel<TM, TN, DBUF, BK><<<blocks, threads, 0, s>>>(in, iters, out);
+          }};
+}
+
+// A: BK x 4TM at 0, B: BK x 8TN at kGemmLoopB, values 1..4.
+inline double gemm_loop_a(int l, int r) { return 1 + (3 * l + r) % 4; }
+inline double gemm_loop_b(int l, int c) { return 1 + (l + 2 * c) % 4; }
+
+// H200 (2026-11-28, scratch run, GPU-8590ff01): register-only outer product 30.1-30.2 TFLOP/s; fed
+// from shared memory 8x8 double-buffered 28.40 at 8 warps (24.05 at 4), single-buffered 28.14, 12x8
+// 28.41, 8x12 27.52 (both spill a few bytes at 254 registers), 8x4 / 4x8 27.35 / 26.65.
+ProbeOutput run_gemm_loop(const ProbeContext& ctx) {
+  ProbeOutput out;
+  const std::vector<GemmLoopConfig> configs{gemm_loop_config<8, 8, true, 32>(), gemm_loop_config<8, 8, false, 32>(),
+                                            gemm_loop_config<12, 8, false, 16>(), gemm_loop_config<8, 12, false, 16>()};
+  std::vector<double> host_in(2 * kGemmLoopB, 0.0);
+  gpu::DeviceBuffer<double> din(2 * kGemmLoopB);
+  const int blocks = ctx.sm_count;
+  gpu::DeviceBuffer<double> dout(static_cast<size_t>(blocks) * 256 * 96);
+  nlohmann::json rows = nlohmann::json::array();
+  double best = 0, best_flop = 0;
+  std::string best_note;
+  std::optional<gpu::Timing> best_timing;
+  for (const GemmLoopConfig& c : configs) {
+    // This configuration's operands: A row-major BK x 4TM, B BK x 8TN.
+    const int aw = 4 * c.tm, bw = 8 * c.tn;
+    std::fill(host_in.begin(), host_in.end(), 0.0);
+    for (int l = 0; l < c.bk; ++l) {
+      for (int r = 0; r < aw; ++r) host_in[static_cast<size_t>(l * aw + r)] = gemm_loop_a(l, r);
+      for (int col = 0; col < bw; ++col) host_in[static_cast<size_t>(kGemmLoopB + l * bw + col)] = gemm_loop_b(l, col);
+    }
+    CUDA_CHECK(cudaMemcpy(din.data(), host_in.data(), din.bytes(), cudaMemcpyHostToDevice));
+    const int per_thread = c.tm * c.tn;
+    const int iters = (ctx.quick ? 4096 : 16384) * 64 / per_thread / c.bk * c.bk;
+    for (int warps : {4, 8}) {
+      if (ctx.quick && warps != 8) continue;
+      const int threads = 32 * warps;
+      nlohmann::json row{{"tile", std::to_string(c.tm) + "x" + std::to_string(c.tn)}, {"k_rows", c.bk},
+                         {"double_buffered", c.dbuf}, {"warps_per_sm", warps}};
+      CUDA_CHECK(cudaMemset(dout.data(), 0xFF, dout.bytes()));  // NaN poison
+      c.launch(din.data(), iters, dout.data(), blocks, threads, nullptr);
+      CUDA_CHECK_LAUNCH();
+      std::vector<double> h(static_cast<size_t>(blocks) * threads * per_thread);
+      CUDA_CHECK(cudaMemcpy(h.data(), dout.data(), h.size() * sizeof(double), cudaMemcpyDeviceToHost));
+      long long bad = 0;
+      for (long long tid = 0; tid < static_cast<long long>(blocks) * threads; ++tid) {
+        const int lane = static_cast<int>(tid % 32);
+        const int tm = ((lane >> 1) & 1) | ((lane >> 3) & 2), tn = (lane & 1) | ((lane >> 1) & 6);
+        for (int i = 0; i < c.tm; ++i)
+          for (int j = 0; j < c.tn; ++j) {
+            const int r = 2 * tm + 8 * (i / 2) + i % 2, col = 2 * tn + 16 * (j / 2) + j % 2;
+            double sum = 0;
+            for (int l = 0; l < c.bk; ++l) sum += gemm_loop_a(l, r) * gemm_loop_b(l, col);
+            if (h[static_cast<size_t>(tid) * per_thread + i * c.tn + j] != sum * (iters / c.bk)) ++bad;
+          }
+      }
+      if (bad) {
+        row["check"] = "failed: " + std::to_string(bad) + " accumulators differ from iters / BK * sum_l a b";
+        rows.push_back(row);
+        continue;
+      }
+      row["check"] = "passed";
+      gpu::TimingOptions opt;
+      opt.warmup = 1;
+      opt.repeats = ctx.quick ? 3 : 7;
+      const double* in = din.data();
+      double* o = dout.data();
+      auto launch = [&c, in, o, iters, blocks, threads](cudaStream_t s) { c.launch(in, iters, o, blocks, threads, s); };
+      const gpu::Timing t = gpu::time_kernel(launch, opt);
+      const double flop = 2.0 * per_thread * iters * static_cast<double>(blocks) * threads;
+      const double rate = flop / t.summary.median;
+      row["flop_per_s"] = rate;
+      rows.push_back(row);
+      if (rate > best) {
+        best = rate;
+        best_timing = t;
+        best_flop = flop;
+        best_note = std::to_string(c.tm) + "x" + std::to_string(c.tn) + " accumulators per thread, operands from shared " +
+                    "memory (" + std::to_string(c.tm + c.tn) + " values per k step, " +
+                    (c.dbuf ? "double-buffered" : "single-buffered") + ", " + std::to_string(c.bk) + " k rows), " +
+                    std::to_string(warps) + " warps per SM, " + std::to_string(blocks) +
+                    " SMs; best of the GEMM-loop configurations";
+      }
+    }
+  }
+  out.details["configurations"] = rows;
+  if (best_timing)
+    out.fields.push_back({"compute.cuda_core_gemm_loop.fp64", Dimension::flop_per_second,
+                          probes::measured_rate(*best_timing, best_flop, "gemm-loop", best_note)});
+  return out;
+}
+
 template <class Tr>
 double expected(long long tid, int chain, int half, long long steps) {
   const double x0 = start_value(tid, chain, half);
@@ -343,6 +509,15 @@ const Registrar reg{ProbeInfo{
      "compute.cuda_core.bf16", "compute.cuda_core.int32", "compute.cuda_core_outer_product.fp64",
      "compute.cuda_core_outer_product.fp32"},
     80, true, run_cuda_core}};
+
+const Registrar reg_gemm_loop{ProbeInfo{
+    "gemm-loop", "compute",
+    "FP64 GEMM inner loop on the CUDA cores: the outer product with its operands loaded from shared memory every "
+    "k step (8x8 double-buffered, 8x8, 12x8, 8x12 accumulators per thread; 4 and 8 warps per SM); the GEMM kind's "
+    "CUDA-core ceiling; closed-form checks",
+    {{"tile", {"8x8 double-buffered", "8x8", "12x8", "8x12"}}, {"warps_per_sm", {"4", "8"}}},
+    {"compute.cuda_core_gemm_loop.fp64"},
+    80, true, run_gemm_loop}};
 
 }  // namespace
 }  // namespace ceiling::probes::compute

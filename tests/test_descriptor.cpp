@@ -167,6 +167,36 @@ TEST_CASE("descriptor: the CUDA-core outer-product rate and power (issue 14): pa
   CHECK_THROWS_WITH_AS(parse_descriptor(wrong, "wrong.yaml"), doctest::Contains("cuda_core_powr"), DescriptorError);
 }
 
+TEST_CASE("descriptor: the CUDA-core GEMM loop's rate: path, YAML round trip, strictness") {
+  HardwareDescriptor d = parse_descriptor(kMinimal, "mini.yaml");
+  CHECK(d.find_field("compute.cuda_core_gemm_loop.fp64") == nullptr);
+  CHECK(d.field("compute.cuda_core_gemm_loop.fp64").dimension == Dimension::flop_per_second);
+  CHECK(d.find_field("compute.cuda_core_gemm_loop.fp64") == &d.gemm_loop[Precision::fp64]);
+  CHECK_THROWS_AS(d.field("compute.cuda_core_gemm_loop.fp99"), std::invalid_argument);
+  MeasuredValue rate{28.41e12, 28.3e12, 28.5e12, 7, 0.001, "gemm-loop", "2026-11-28T16:00:00Z", 1.98e9, false,
+                     "8x8 accumulators per thread, operands from shared memory"};
+  d.set_measured("compute.cuda_core_gemm_loop.fp64", rate);
+  const std::string text = to_yaml(d);
+  CHECK(text.find("cuda_core_gemm_loop:") != std::string::npos);
+  const HardwareDescriptor again = parse_descriptor(text, "again.yaml");
+  REQUIRE(again.gemm_loop.count(Precision::fp64));
+  CHECK(*again.gemm_loop.at(Precision::fp64).value() == ceiling_test::Rel(28.41e12).epsilon(0.005));
+  CHECK(again.outer_product.empty());  // its own map, not the outer product's
+  CHECK(to_yaml(again) == text);
+  HardwareDescriptor other = again;
+  other.gemm_loop.clear();
+  CHECK_FALSE(other == again);
+  // Strict: a misspelt key fails with its name; a watts figure is no rate.
+  std::string wrong = text;
+  wrong.replace(wrong.find("cuda_core_gemm_loop:"), std::string("cuda_core_gemm_loop:").size(), "cuda_core_gemm_lop:");
+  CHECK_THROWS_WITH_AS(parse_descriptor(wrong, "wrong.yaml"), doctest::Contains("cuda_core_gemm_lop"), DescriptorError);
+  std::string watts = text;
+  const auto at = watts.find("TFLOP/s", watts.find("cuda_core_gemm_loop:"));
+  REQUIRE(at != std::string::npos);
+  watts.replace(at, std::string("TFLOP/s").size(), "W");
+  CHECK_THROWS_AS(parse_descriptor(watts, "watts.yaml"), DescriptorError);
+}
+
 TEST_CASE("descriptor: the mma.sync tensor-core rate per precision (issue 12): paths, YAML, strictness") {
   HardwareDescriptor d = parse_descriptor(kMinimal, "mini.yaml");
   CHECK(d.find_field("compute.tensor_core_mma_sync.fp16") == nullptr);

@@ -442,6 +442,51 @@ TEST_CASE("predict: GEMM's CUDA-core ceiling is the outer-product rate where the
   CHECK(predict(hw, g, what_if).peak_cuda_core == 20e12);
 }
 
+TEST_CASE("predict: GEMM's CUDA-core ceiling is the GEMM loop's rate where measured, before the outer product's") {
+  HardwareDescriptor hw = gh200();
+  const KernelModel g = gemm_model(8192, 8192, 8192);
+  MeasuredValue op;
+  op.median = 29.9e12;
+  op.min = 29.8e12;
+  op.max = 30.0e12;
+  op.repeats = 7;
+  op.probe = "cuda-core";
+  op.date = "2026-11-26T01:00:00Z";
+  hw.set_measured("compute.cuda_core_outer_product.fp64", op);
+  MeasuredValue gl = op;
+  gl.median = 28.4e12;
+  gl.min = 28.3e12;
+  gl.max = 28.5e12;
+  gl.probe = "gemm-loop";
+  hw.set_measured("compute.cuda_core_gemm_loop.fp64", gl);
+  const Prediction p = predict(hw, g);
+  CHECK(p.peak_cuda_core == 28.4e12);
+  CHECK(p.t_compute_cuda_core == ceiling_test::Rel(2.0 * 8192.0 * 8192 * 8192 / 28.4e12));
+  CHECK(p.alpha == ceiling_test::Rel(67.0 / 28.4));
+  CHECK(p.speedup_upper_bound == ceiling_test::Rel(67.0 / 28.4));
+  bool said = false, path = false, outer_path = false;
+  for (const auto& line : p.provenance) {
+    said |= line.find("GEMM loop's rate") != std::string::npos;
+    path |= line.rfind("compute.cuda_core_gemm_loop.fp64 = ", 0) == 0;
+    outer_path |= line.rfind("compute.cuda_core_outer_product.fp64 = ", 0) == 0;
+  }
+  CHECK(said);
+  CHECK(path);
+  CHECK_FALSE(outer_path);
+  // Only the GEMM kind; without the GEMM-loop figure the outer product's again.
+  CHECK(predict(hw, scale_model(1e9)).peak_cuda_core == 34.0e12);
+  HardwareDescriptor no_loop = hw;
+  no_loop.gemm_loop.clear();
+  CHECK(predict(no_loop, g).peak_cuda_core == 29.9e12);
+  // A spec-only preference takes neither measured figure; a what-if peak overrides both.
+  PredictOptions spec_only;
+  spec_only.source = SourcePreference::spec;
+  CHECK(predict(hw, g, spec_only).peak_cuda_core == 34.0e12);
+  PredictOptions what_if;
+  what_if.peak_cuda_core_override = 20e12;
+  CHECK(predict(hw, g, what_if).peak_cuda_core == 20e12);
+}
+
 TEST_CASE("predict: the intensity kind's tensor-core ceiling is the mma.sync rate where the descriptor has it (issue 12)") {
   HardwareDescriptor hw = gh200();
   const KernelModel k = intensity_model(16.0 * 1024 * 1024, 1024, Precision::fp64);

@@ -103,6 +103,24 @@ TEST_CASE("cuda-core: closed-form checks pass and rates stay under SMs x lanes x
   }
 }
 
+TEST_CASE("gemm-loop: every accumulator exact, the rate under the register-only outer product's") {
+  const ProbeOutput& o = output("gemm-loop", true);
+  REQUIRE_FALSE(o.skipped);
+  const auto& rows = o.details.at("configurations");
+  CHECK(rows.size() == 4);  // --quick: four tiles at 8 warps
+  for (const auto& c : rows) {
+    INFO(c.dump());
+    CHECK(c.at("check") == "passed");
+    CHECK(c.at("flop_per_s").get<double>() > 0);
+  }
+  const auto* f = field(o, "compute.cuda_core_gemm_loop.fp64");
+  REQUIRE(f != nullptr);
+  // The same loop plus loads: not above the register-only outer product (3%: run-to-run and clock).
+  const auto* op = field(output("cuda-core", true), "compute.cuda_core_outer_product.fp64");
+  REQUIRE(op != nullptr);
+  CHECK(f->median <= 1.03 * op->median);
+}
+
 TEST_CASE("mma: every product matches the CPU reference, latency and throughput are plausible") {
   const ProbeOutput& o = output("mma", true);
   REQUIRE_FALSE(o.skipped);
