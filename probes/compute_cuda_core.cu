@@ -171,6 +171,31 @@ std::vector<OuterConfig> outer_configs() {
           outer_config<T, 4, 4, 1024, true>(), outer_config<T, 1, 8, 1024, false>()};
 }
 
+// The fastest of a probe's checked configurations (outer product, GEMM loop).
+struct BestConfig {
+  double rate = 0, flop = 0;
+  std::optional<gpu::Timing> timing;
+  std::string note;
+};
+
+// Times one checked configuration (one warm-up, 7 repeats; 3 with --quick), writes its rate into `row`
+// and keeps it in `best` (with note()) when it is the fastest so far.
+void time_config(const ProbeContext& ctx, const std::function<void(cudaStream_t)>& launch, double flop,
+                 nlohmann::json& row, BestConfig& best, const std::function<std::string()>& note) {
+  gpu::TimingOptions opt;
+  opt.warmup = 1;
+  opt.repeats = ctx.quick ? 3 : 7;
+  const gpu::Timing t = gpu::time_kernel(launch, opt);
+  const double rate = flop / t.summary.median;
+  row["flop_per_s"] = rate;
+  if (rate > best.rate) {
+    best.rate = rate;
+    best.flop = flop;
+    best.timing = t;
+    best.note = note();
+  }
+}
+
 template <class T>
 void run_outer(const ProbeContext& ctx, const char* name, ProbeOutput& out, nlohmann::json& details) {
   std::vector<T> host_in(128);
@@ -180,11 +205,7 @@ void run_outer(const ProbeContext& ctx, const char* name, ProbeOutput& out, nloh
   const int blocks = ctx.sm_count;
   gpu::DeviceBuffer<T> dout(static_cast<size_t>(blocks) * 1024 * 64);
   nlohmann::json rows = nlohmann::json::array();
-  double best = 0;
-  std::string best_note;
-  std::optional<gpu::Timing> best_timing;
-  double best_flop = 0;
-  std::function<void(cudaStream_t)> best_launch;
+  BestConfig best;
   for (const OuterConfig& c : outer_configs<T>()) {
     const int per_thread = c.tm * c.tn;
     const int iters = (ctx.quick ? 2048 : 8192) * 64 / per_thread;
@@ -214,31 +235,20 @@ void run_outer(const ProbeContext& ctx, const char* name, ProbeOutput& out, nloh
         continue;
       }
       row["check"] = "passed";
-      gpu::TimingOptions opt;
-      opt.warmup = 1;
-      opt.repeats = ctx.quick ? 3 : 7;
-      auto launch = [&c, &din, &dout, iters, blocks, threads](cudaStream_t s) {
-        c.launch(din.data(), iters, dout.data(), blocks, threads, s);
-      };
-      const gpu::Timing t = gpu::time_kernel(launch, opt);
-      const double flop = 2.0 * per_thread * iters * static_cast<double>(blocks) * threads;
-      const double rate = flop / t.summary.median;
-      row["flop_per_s"] = rate;
+      time_config(
+          ctx, [&c, &din, &dout, iters, blocks, threads](cudaStream_t s) { c.launch(din.data(), iters, dout.data(), blocks, threads, s); },
+          2.0 * per_thread * iters * static_cast<double>(blocks) * threads, row, best, [&] {
+            return std::to_string(c.tm) + "x" + std::to_string(c.tn) + " accumulators per thread" +
+                   (c.serpentine ? " (serpentine order)" : "") + ", " + std::to_string(warps) + " warps per SM, " +
+                   std::to_string(blocks) + " SMs; best of the outer-product configurations";
+          });
       rows.push_back(row);
-      if (rate > best) {
-        best = rate;
-        best_timing = t;
-        best_flop = flop;
-        best_note = std::to_string(c.tm) + "x" + std::to_string(c.tn) + " accumulators per thread" +
-                    (c.serpentine ? " (serpentine order)" : "") + ", " + std::to_string(warps) + " warps per SM, " +
-                    std::to_string(blocks) + " SMs; best of the outer-product configurations";
-      }
     }
   }
   details.push_back({{"outer_product", name}, {"configurations", rows}});
-  if (best_timing)
+  if (best.timing)
     out.fields.push_back({std::string("compute.cuda_core_outer_product.") + name, Dimension::flop_per_second,
-                          probes::measured_rate(*best_timing, best_flop, "cuda-core", best_note)});
+                          probes::measured_rate(*best.timing, best.flop, "cuda-core", best.note)});
 }
 
 // Probe "gemm-loop": the outer product as a GEMM's inner loop runs it, its operands loaded from
@@ -333,9 +343,7 @@ ProbeOutput run_gemm_loop(const ProbeContext& ctx) {
   const int blocks = ctx.sm_count;
   gpu::DeviceBuffer<double> dout(static_cast<size_t>(blocks) * 256 * 96);
   nlohmann::json rows = nlohmann::json::array();
-  double best = 0, best_flop = 0;
-  std::string best_note;
-  std::optional<gpu::Timing> best_timing;
+  BestConfig best;
   for (const GemmLoopConfig& c : configs) {
     // This configuration's operands: A row-major BK x 4TM, B BK x 8TN.
     const int aw = 4 * c.tm, bw = 8 * c.tn;
@@ -375,33 +383,24 @@ ProbeOutput run_gemm_loop(const ProbeContext& ctx) {
         continue;
       }
       row["check"] = "passed";
-      gpu::TimingOptions opt;
-      opt.warmup = 1;
-      opt.repeats = ctx.quick ? 3 : 7;
       const double* in = din.data();
       double* o = dout.data();
-      auto launch = [&c, in, o, iters, blocks, threads](cudaStream_t s) { c.launch(in, iters, o, blocks, threads, s); };
-      const gpu::Timing t = gpu::time_kernel(launch, opt);
-      const double flop = 2.0 * per_thread * iters * static_cast<double>(blocks) * threads;
-      const double rate = flop / t.summary.median;
-      row["flop_per_s"] = rate;
+      time_config(
+          ctx, [&c, in, o, iters, blocks, threads](cudaStream_t s) { c.launch(in, iters, o, blocks, threads, s); },
+          2.0 * per_thread * iters * static_cast<double>(blocks) * threads, row, best, [&] {
+            return std::to_string(c.tm) + "x" + std::to_string(c.tn) + " accumulators per thread, operands from shared " +
+                   "memory (" + std::to_string(c.tm + c.tn) + " values per k step, " +
+                   (c.dbuf ? "double-buffered" : "single-buffered") + ", " + std::to_string(c.bk) + " k rows), " +
+                   std::to_string(warps) + " warps per SM, " + std::to_string(blocks) +
+                   " SMs; best of the GEMM-loop configurations";
+          });
       rows.push_back(row);
-      if (rate > best) {
-        best = rate;
-        best_timing = t;
-        best_flop = flop;
-        best_note = std::to_string(c.tm) + "x" + std::to_string(c.tn) + " accumulators per thread, operands from shared " +
-                    "memory (" + std::to_string(c.tm + c.tn) + " values per k step, " +
-                    (c.dbuf ? "double-buffered" : "single-buffered") + ", " + std::to_string(c.bk) + " k rows), " +
-                    std::to_string(warps) + " warps per SM, " + std::to_string(blocks) +
-                    " SMs; best of the GEMM-loop configurations";
-      }
     }
   }
   out.details["configurations"] = rows;
-  if (best_timing)
+  if (best.timing)
     out.fields.push_back({"compute.cuda_core_gemm_loop.fp64", Dimension::flop_per_second,
-                          probes::measured_rate(*best_timing, best_flop, "gemm-loop", best_note)});
+                          probes::measured_rate(*best.timing, best.flop, "gemm-loop", best.note)});
   return out;
 }
 
