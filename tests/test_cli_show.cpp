@@ -109,6 +109,24 @@ TEST_CASE("show: measured values win under auto, spec under --source spec, and s
   fs::remove_all(dir);
 }
 
+TEST_CASE("show: the shipped h200's GEMM-loop rate beside the outer product's, text and JSON") {
+  const ShowRun r = show("--hw h200");
+  REQUIRE(r.rc == 0);
+  const auto at = r.out.find("CUDA cores: outer-product rate, the GEMM loop's");
+  REQUIRE(at != std::string::npos);
+  const auto row = r.out.find("\n  fp64 ", at);
+  REQUIRE(row != std::string::npos);
+  const std::string line = r.out.substr(row + 1, r.out.find('\n', row + 1) - row - 1);
+  INFO(line);
+  CHECK(line.find("29.839 TFLOP/s") != std::string::npos);  // register-only outer product
+  CHECK(line.find("28.281 TFLOP/s") != std::string::npos);  // the GEMM loop
+  CHECK(line.find("85.0%") != std::string::npos);           // of the DFMA peak, 33.28 TFLOP/s
+  const auto j = show_json("--hw h200");
+  CHECK(j["compute"]["cuda_core_gemm_loop"]["fp64"]["value"].get<double>() == ceiling_test::Rel(28.281e12).epsilon(1e-4));
+  CHECK(j["compute"]["cuda_core_gemm_loop"]["fp64"]["measured"]["probe"] == "gemm-loop");
+  CHECK(j["compute"]["cuda_core_outer_product"]["fp64"]["value"].get<double>() == ceiling_test::Rel(29.839e12).epsilon(1e-4));
+}
+
 TEST_CASE("show: --list lists every shipped descriptor") {
   const auto j = show_json("--list");
   std::vector<std::string> ids;
