@@ -709,6 +709,10 @@ Prediction predict(const HardwareDescriptor& hw, const KernelModel& k, const Pre
   r.bandwidth = bw.value;
   r.peak_cuda_core = cc.value;
   r.peak_tensor_core = tc.value;
+  r.peak_cuda_core_path = cc_path;
+  r.peak_tensor_core_path = tc_path;
+  r.peak_cuda_core_source = cc.source;
+  r.peak_tensor_core_source = tc.source;
   r.tensor_core_effective_peak = tc.value * k.tensor_core_fraction;
   r.intensity = operational_intensity(k.work_flop, k.traffic_bytes);         // Eq. 2
   r.balance_cuda_core = machine_balance(cc.value, bw.value);                 // Eq. 1

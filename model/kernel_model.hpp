@@ -151,6 +151,9 @@ struct Prediction {
   double peak_cuda_core = 0;       // flop/s
   double peak_tensor_core = 0;     // flop/s, nominal
   double tensor_core_effective_peak = 0;  // nominal * tensor_core_fraction
+  // Where each peak came from: the descriptor path ("compute.cuda_core_gemm_loop.fp64", ...) and its
+  // source ("measured", "spec", "override").
+  std::string peak_cuda_core_path, peak_tensor_core_path, peak_cuda_core_source, peak_tensor_core_source;
   double attainable_cuda_core = 0;
   double attainable_tensor_core = 0;
   double t_compute_cuda_core = 0, t_compute_tensor_core = 0, t_memory = 0;

@@ -92,6 +92,14 @@ TimeBound time_bound(const HardwareDescriptor& hw, const KernelModel& k, Compute
     const Prediction p = predict(hw, k, opt);
     b.t_memory = p.t_memory;
     b.t_compute = unit == ComputeUnit::tensor_core ? p.t_compute_tensor_core : p.t_compute_cuda_core;
+    const bool tc = unit == ComputeUnit::tensor_core;
+    const double peak = tc ? p.tensor_core_effective_peak : p.peak_cuda_core;
+    if (peak > 0)
+      b.compute_text = std::string(tc ? "tensor-core" : "CUDA-core") + " ceiling " +
+                       format_quantity(peak, Dimension::flop_per_second, 4) + " (" +
+                       (tc ? p.peak_tensor_core_path : p.peak_cuda_core_path) + ", " +
+                       (tc ? p.peak_tensor_core_source : p.peak_cuda_core_source) +
+                       (tc && k.tensor_core_fraction != 1.0 ? ", x " + num(k.tensor_core_fraction) + " useful" : "") + ")";
     // Eq. 22/23 at this level: alpha = effective P(TC)/P(CC), B = P(CC)/BW(level).
     if (p.peak_cuda_core > 0 && p.tensor_core_effective_peak > 0) {
       b.alpha = p.tensor_core_effective_peak / p.peak_cuda_core;
@@ -127,7 +135,9 @@ Verdict judge_time(double efficiency, const TimeStats& t, const VerdictContext& 
   Verdict v;
   const double margin = measurement_margin(t);
   const std::string level = ctx.memory_level == "l2" ? "L2" : "DRAM";
-  const std::string bound_text = level + " bandwidth " + bw_text(ctx.bound_bandwidth) + " (" + ctx.bandwidth_source + ")";
+  const bool compute = ctx.compute_bound && !ctx.compute_text.empty();
+  const std::string bound_text =
+      compute ? ctx.compute_text : level + " bandwidth " + bw_text(ctx.bound_bandwidth) + " (" + ctx.bandwidth_source + ")";
   if (efficiency <= 1.0 + margin) {
     v.verdict = "within-bound";
     v.reason = pct(efficiency) + " of the bound at " + bound_text;
@@ -137,6 +147,12 @@ Verdict judge_time(double efficiency, const TimeStats& t, const VerdictContext& 
     return v;
   }
   v.verdict = "beats-bound";
+  if (compute) {
+    v.reason = pct(efficiency) + " of the compute bound at the " + ctx.compute_text +
+               ": the ceiling is below what this kernel runs (a probe that missed a faster configuration, a clock "
+               "above the calibration's) or the kernel's FLOP count is too high";
+    return v;
+  }
   const std::string achieved = "achieved " + bw_text(ctx.achieved_bandwidth) + " > " + bound_text;
   if (ctx.memory_level == "dram" && ctx.working_set_bytes <= ctx.l2_bytes) {
     v.reason = "working set " + bytes_text(ctx.working_set_bytes) + " fits the L2 (" + bytes_text(ctx.l2_bytes) +
@@ -272,7 +288,7 @@ KernelResult evaluate(const HardwareDescriptor& hw, const KernelModel& k, Comput
     if (r.tight_verdict == "beats-bound") r.tight_reason = tight_beats_reason(hw, r);
   }
   VerdictContext ctx{k.working_set_bytes, l2_bytes, b.memory_level, b.bandwidth_source, b.bandwidth,
-                     r.achieved_bytes_per_s, l2_flushed};
+                     r.achieved_bytes_per_s, l2_flushed, b.t_compute > 0 && b.t_compute >= b.t_memory, b.compute_text};
   const Verdict v = judge_time(r.efficiency, t, ctx);
   r.verdict = v.verdict;
   r.verdict_reason = v.reason;

@@ -52,6 +52,9 @@ struct TimeBound {
   double speedup_limit_eq23 = 0;
   double speedup_upper_bound = 0;  // max(overlapped, un-overlapped) speedup: holds in every regime
   std::string note;             // e.g. why predict() was not used
+  // The compute ceiling behind t_compute, in words: "CUDA-core ceiling 28.28 TFLOP/s
+  // (compute.cuda_core_gemm_loop.fp64, measured)"; empty where no peak was found.
+  std::string compute_text;
 };
 
 // Bound of `k` on `unit` with the roof of `memory_level` for the kernel's streams (memory_roof,
@@ -79,6 +82,9 @@ struct VerdictContext {
   double bound_bandwidth = 0;
   double achieved_bandwidth = 0;
   bool l2_flushed = false;
+  // Compute-bound (t_compute >= t_memory): the bound is the compute ceiling, named by compute_text.
+  bool compute_bound = false;
+  std::string compute_text;
 };
 Verdict judge_time(double efficiency, const TimeStats& t, const VerdictContext& ctx);
 

@@ -154,6 +154,36 @@ TEST_CASE("time verdicts: within, within noise, beats with a named cause") {
   CHECK(v.reason.find("dirty lines") != std::string::npos);
 }
 
+TEST_CASE("evaluate: a compute-bound result's verdict names the compute ceiling it was held to, not a bandwidth") {
+  auto hw = synthetic_descriptor();
+  MeasuredValue gl{28.3e12, 28.2e12, 28.4e12, 7, 0.001, "gemm-loop", "2026-11-28T16:00:00Z", 1.98e9, false, "8x8"};
+  hw.set_measured("compute.cuda_core_gemm_loop.fp64", gl);
+  KernelModel k = gemm_model(4096, 4096, 4096);
+  k.working_set_bytes = k.traffic_bytes;
+  const double t_cc = k.work_flop / 28.3e12;
+  auto r = evaluate(hw, k, ComputeUnit::cuda_core, {{"m", 4096}, {"n", 4096}, {"k", 4096}}, stats(t_cc / 0.9), kL2, true);
+  CHECK(r.verdict == "within-bound");
+  CHECK(r.bound_time_s == ceiling_test::Rel(t_cc));
+  INFO(r.verdict_reason);
+  CHECK(r.verdict_reason.find("90.0% of the bound at CUDA-core ceiling 28.3 TFLOP/s") != std::string::npos);
+  CHECK(r.verdict_reason.find("compute.cuda_core_gemm_loop.fp64, measured") != std::string::npos);
+  CHECK(r.verdict_reason.find("bandwidth") == std::string::npos);
+  // Faster than the ceiling: a compute beat, with its causes (no DRAM or L2 talk).
+  r = evaluate(hw, k, ComputeUnit::cuda_core, {{"m", 4096}, {"n", 4096}, {"k", 4096}}, stats(t_cc / 1.2, 0.0), kL2, true);
+  CHECK(r.verdict == "beats-bound");
+  CHECK(r.verdict_reason.find("of the compute bound at the CUDA-core ceiling") != std::string::npos);
+  CHECK(r.verdict_reason.find("bandwidth") == std::string::npos);
+  // The tensor-core side names its own ceiling (spec here).
+  r = evaluate(hw, k, ComputeUnit::tensor_core, {{"m", 4096}, {"n", 4096}, {"k", 4096}},
+               stats(k.work_flop / 67.0e12 / 0.8), kL2, true);
+  CHECK(r.verdict_reason.find("80.0% of the bound at tensor-core ceiling 67 TFLOP/s (compute.tensor_core.fp64, spec)") !=
+        std::string::npos);
+  // A memory-bound result keeps the bandwidth.
+  const KernelModel sk = scale_k(16.0 * 1024 * 1024);
+  r = evaluate(hw, sk, ComputeUnit::cuda_core, {{"n", 16.0 * 1024 * 1024}}, stats(1.0), kL2, true);
+  CHECK(r.verdict_reason.find("DRAM bandwidth") != std::string::npos);
+}
+
 TEST_CASE("evaluate: memory-bound SCALE is bounded by Q/BW of the level its working set sits in") {
   const auto hw = synthetic_descriptor();
   // Out of L2: 256 MiB working set, DRAM at 4 TB/s.
