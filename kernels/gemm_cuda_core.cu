@@ -32,8 +32,8 @@
 //    and i^1 read the same A addresses, i and i^2 the same B: two wavefronts per LDS.128, no bank
 //    conflicts (ncu on the H200: 0 conflicts, 2.0 wavefronts per shared load).
 //  - Blocks are walked in groups of 8 tile rows (m) so a wave of blocks shares A and B panels in L2.
-//  - Tiles to blocks (gemm_stream_k.hpp): whole tiles one block each for all but the last wave and
-//    a half; the rest shared out by k tile over one block per SM (stream-K), a shared tile written
+//  - Tiles to blocks (gemm_stream_k.hpp): whole tiles one block each for every whole wave; the
+//    remaining tiles shared out by k tile over one block per SM (stream-K), a shared tile written
 //    by the last of its blocks to finish, which adds all partial sums in block order (a fixed order:
 //    the result does not depend on timing). Before (to 2026-11-28), 1024^3's 64 tiles split k in 2
 //    over 128 blocks, zeroing C and adding with atomics (7 + 7 us of 112), and 2048^3 to 8192^3
@@ -371,7 +371,7 @@ KernelVariant cuda_core_variant() {
       "FP64 DFMA, B transposed first, 128x128 tiles of C per 256-thread block, 8x8 outputs per thread, cp.async "
       "into 3 shared-memory stages of 32 k rows (4 of 16 where a block gets less than 193 KiB) synchronised by "
       "mbarriers (no block barrier in the k loop), "
-      "fragments double-buffered in registers; the tiles of the last wave and a half shared out by k tile over one "
+      "fragments double-buffered in registers; the tiles past the last whole wave shared out by k tile over one "
       "block per SM (stream-K), a shared tile's partial sums added in block order by the last block to finish";
   v.round = [](KernelParams p) {
     for (const char* d : {"m", "n", "k"})
